@@ -1,0 +1,1 @@
+//! Symbolic dimension expressions: parse, simplify, evaluate, compare.

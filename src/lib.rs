@@ -1,0 +1,21 @@
+//! onnx-light: an interactive shell for ONNX models.
+//!
+//! The library holds the engine; the `onnx-light` binary is a thin shell over
+//! [`repl`]. One module per concern:
+//! - [`proto`]: ONNX protobuf types and binary load/save, external data;
+//! - [`text`]: the ONNX text syntax (parser, canonical printer, pretty summary);
+//! - [`expr`]: symbolic dimension expressions;
+//! - [`shape`]: shape inference;
+//! - [`tensor`]: the tensor type and TensorProto conversion;
+//! - [`runtime`]: plan, kernels, event log;
+//! - [`ops`]: the operator table tying op types to shape rules and kernels;
+//! - [`repl`]: the shell.
+
+pub mod expr;
+pub mod ops;
+pub mod proto;
+pub mod repl;
+pub mod runtime;
+pub mod shape;
+pub mod tensor;
+pub mod text;
