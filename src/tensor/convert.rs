@@ -1,0 +1,500 @@
+//! Conversion between [`Tensor`] and `TensorProto` (raw and typed fields),
+//! and the backend-test containers (SequenceProto, OptionalProto).
+
+use super::{DataType, Tensor, Value};
+use crate::proto::{OptionalProto, SequenceProto, TensorProto};
+use half::{bf16, f16};
+use ndarray::{ArrayD, IxDyn};
+use std::fmt;
+
+/// A tensor that cannot be built or converted, with the reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorError(pub String);
+
+impl TensorError {
+    pub fn new(msg: impl Into<String>) -> Self {
+        TensorError(msg.into())
+    }
+}
+
+impl fmt::Display for TensorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TensorError {}
+
+fn shape_of(p: &TensorProto) -> Result<Vec<usize>, TensorError> {
+    let mut total: usize = 1;
+    let mut out = Vec::with_capacity(p.dims.len());
+    for &d in &p.dims {
+        if d < 0 {
+            return Err(TensorError::new(format!(
+                "tensor '{}' has a negative dimension {d}",
+                p.name()
+            )));
+        }
+        let d = usize::try_from(d).map_err(|_| TensorError::new("dimension too large"))?;
+        total = total.checked_mul(d).ok_or_else(|| {
+            TensorError::new(format!(
+                "tensor '{}' has an absurd shape {:?}",
+                p.name(),
+                p.dims
+            ))
+        })?;
+        out.push(d);
+    }
+    Ok(out)
+}
+
+fn check_count(p: &TensorProto, got: usize, want: usize, field: &str) -> Result<(), TensorError> {
+    if got != want {
+        return Err(TensorError::new(format!(
+            "tensor '{}' of shape {:?} needs {want} values, {field} holds {got}",
+            p.name(),
+            p.dims
+        )));
+    }
+    Ok(())
+}
+
+fn from_raw<T, const N: usize>(
+    p: &TensorProto,
+    raw: &[u8],
+    n: usize,
+    f: impl Fn([u8; N]) -> T,
+) -> Result<Vec<T>, TensorError> {
+    check_count(p, raw.len(), n * N, "raw_data (bytes)")?;
+    Ok(raw
+        .chunks_exact(N)
+        .map(|c| f(c.try_into().expect("chunk of N bytes")))
+        .collect())
+}
+
+fn arr<T>(shape: &[usize], v: Vec<T>) -> ArrayD<T> {
+    ArrayD::from_shape_vec(IxDyn(shape), v).expect("element count checked")
+}
+
+/// Decodes a `TensorProto` whose data is inline (`raw_data` or typed
+/// fields). External data must have been resolved into `raw_data` first
+/// (see `proto::resolve_external_data`).
+pub fn from_proto(p: &TensorProto) -> Result<Tensor, TensorError> {
+    if p.segment.is_some() {
+        return Err(TensorError::new(format!(
+            "tensor '{}' is segmented; segmented tensors are not supported",
+            p.name()
+        )));
+    }
+    if p.data_location == Some(1) && p.raw_data.is_none() {
+        return Err(TensorError::new(format!(
+            "tensor '{}' keeps its data in an external file that was not loaded",
+            p.name()
+        )));
+    }
+    let code = p.data_type();
+    let dt = DataType::from_code(code).ok_or_else(|| {
+        TensorError::new(format!(
+            "tensor '{}' has unknown data type {code}",
+            p.name()
+        ))
+    })?;
+    let shape = shape_of(p)?;
+    let n: usize = shape.iter().product();
+    let raw = p.raw_data.as_deref();
+    macro_rules! typed {
+        ($field:ident, $conv:expr) => {{
+            check_count(p, p.$field.len(), n, stringify!($field))?;
+            p.$field.iter().map($conv).collect::<Vec<_>>()
+        }};
+    }
+    Ok(match dt {
+        DataType::Float => Tensor::F32(arr(
+            &shape,
+            match raw {
+                Some(r) => from_raw(p, r, n, f32::from_le_bytes)?,
+                None => typed!(float_data, |&v| v),
+            },
+        )),
+        DataType::Double => Tensor::F64(arr(
+            &shape,
+            match raw {
+                Some(r) => from_raw(p, r, n, f64::from_le_bytes)?,
+                None => typed!(double_data, |&v| v),
+            },
+        )),
+        DataType::Float16 => Tensor::F16(arr(
+            &shape,
+            match raw {
+                Some(r) => from_raw(p, r, n, |b| f16::from_bits(u16::from_le_bytes(b)))?,
+                None => typed!(int32_data, |&v| f16::from_bits(v as u16)),
+            },
+        )),
+        DataType::Bfloat16 => Tensor::BF16(arr(
+            &shape,
+            match raw {
+                Some(r) => from_raw(p, r, n, |b| bf16::from_bits(u16::from_le_bytes(b)))?,
+                None => typed!(int32_data, |&v| bf16::from_bits(v as u16)),
+            },
+        )),
+        DataType::Int8 => Tensor::I8(arr(
+            &shape,
+            match raw {
+                Some(r) => from_raw(p, r, n, i8::from_le_bytes)?,
+                None => typed!(int32_data, |&v| v as i8),
+            },
+        )),
+        DataType::Int16 => Tensor::I16(arr(
+            &shape,
+            match raw {
+                Some(r) => from_raw(p, r, n, i16::from_le_bytes)?,
+                None => typed!(int32_data, |&v| v as i16),
+            },
+        )),
+        DataType::Int32 => Tensor::I32(arr(
+            &shape,
+            match raw {
+                Some(r) => from_raw(p, r, n, i32::from_le_bytes)?,
+                None => typed!(int32_data, |&v| v),
+            },
+        )),
+        DataType::Int64 => Tensor::I64(arr(
+            &shape,
+            match raw {
+                Some(r) => from_raw(p, r, n, i64::from_le_bytes)?,
+                None => typed!(int64_data, |&v| v),
+            },
+        )),
+        DataType::Uint8 => Tensor::U8(arr(
+            &shape,
+            match raw {
+                Some(r) => from_raw(p, r, n, u8::from_le_bytes)?,
+                None => typed!(int32_data, |&v| v as u8),
+            },
+        )),
+        DataType::Uint16 => Tensor::U16(arr(
+            &shape,
+            match raw {
+                Some(r) => from_raw(p, r, n, u16::from_le_bytes)?,
+                None => typed!(int32_data, |&v| v as u16),
+            },
+        )),
+        DataType::Uint32 => Tensor::U32(arr(
+            &shape,
+            match raw {
+                Some(r) => from_raw(p, r, n, u32::from_le_bytes)?,
+                None => typed!(uint64_data, |&v| v as u32),
+            },
+        )),
+        DataType::Uint64 => Tensor::U64(arr(
+            &shape,
+            match raw {
+                Some(r) => from_raw(p, r, n, u64::from_le_bytes)?,
+                None => typed!(uint64_data, |&v| v),
+            },
+        )),
+        DataType::Bool => Tensor::Bool(arr(
+            &shape,
+            match raw {
+                Some(r) => from_raw(p, r, n, |b: [u8; 1]| b[0] != 0)?,
+                None => typed!(int32_data, |&v| v != 0),
+            },
+        )),
+        DataType::String => {
+            check_count(p, p.string_data.len(), n, "string_data")?;
+            Tensor::Str(arr(
+                &shape,
+                p.string_data
+                    .iter()
+                    .map(|s| String::from_utf8_lossy(s).into_owned())
+                    .collect(),
+            ))
+        }
+        DataType::Float8E4M3FN
+        | DataType::Float8E4M3FNUZ
+        | DataType::Float8E5M2
+        | DataType::Float8E5M2FNUZ
+        | DataType::Float8E8M0 => Tensor::Small {
+            dtype: dt,
+            data: arr(
+                &shape,
+                match raw {
+                    Some(r) => from_raw(p, r, n, |b: [u8; 1]| b[0])?,
+                    None => typed!(int32_data, |&v| v as u8),
+                },
+            ),
+        },
+        DataType::Int4 | DataType::Uint4 | DataType::Float4E2M1 => {
+            let bytes: Vec<u8> = match raw {
+                Some(r) => r.to_vec(),
+                None => p.int32_data.iter().map(|&v| v as u8).collect(),
+            };
+            check_count(p, bytes.len(), n.div_ceil(2), "packed 4-bit data (bytes)")?;
+            let codes = (0..n)
+                .map(|i| (bytes[i / 2] >> ((i % 2) * 4)) & 0x0f)
+                .collect();
+            Tensor::Small {
+                dtype: dt,
+                data: arr(&shape, codes),
+            }
+        }
+        DataType::Int2 | DataType::Uint2 => {
+            let bytes: Vec<u8> = match raw {
+                Some(r) => r.to_vec(),
+                None => p.int32_data.iter().map(|&v| v as u8).collect(),
+            };
+            check_count(p, bytes.len(), n.div_ceil(4), "packed 2-bit data (bytes)")?;
+            let codes = (0..n)
+                .map(|i| (bytes[i / 4] >> ((i % 4) * 2)) & 0x03)
+                .collect();
+            Tensor::Small {
+                dtype: dt,
+                data: arr(&shape, codes),
+            }
+        }
+        other => {
+            return Err(TensorError::new(format!(
+                "tensor '{}': element type {other} is not supported",
+                p.name()
+            )))
+        }
+    })
+}
+
+/// Encodes a tensor as a `TensorProto` (numbers in `raw_data`, strings in
+/// `string_data`).
+pub fn to_proto(t: &Tensor, name: &str) -> TensorProto {
+    let mut p = TensorProto {
+        dims: t.shape().iter().map(|&d| d as i64).collect(),
+        data_type: Some(t.dtype().code()),
+        ..Default::default()
+    };
+    if !name.is_empty() {
+        p.name = Some(name.to_string());
+    }
+    fn raw<T: Copy, const N: usize>(a: &ArrayD<T>, f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(a.len() * N);
+        for &v in a.iter() {
+            out.extend_from_slice(&f(v));
+        }
+        out
+    }
+    let bytes = match t {
+        Tensor::F32(a) => raw(a, f32::to_le_bytes),
+        Tensor::F64(a) => raw(a, f64::to_le_bytes),
+        Tensor::F16(a) => raw(a, |v| v.to_bits().to_le_bytes()),
+        Tensor::BF16(a) => raw(a, |v| v.to_bits().to_le_bytes()),
+        Tensor::I8(a) => raw(a, i8::to_le_bytes),
+        Tensor::I16(a) => raw(a, i16::to_le_bytes),
+        Tensor::I32(a) => raw(a, i32::to_le_bytes),
+        Tensor::I64(a) => raw(a, i64::to_le_bytes),
+        Tensor::U8(a) => raw(a, u8::to_le_bytes),
+        Tensor::U16(a) => raw(a, u16::to_le_bytes),
+        Tensor::U32(a) => raw(a, u32::to_le_bytes),
+        Tensor::U64(a) => raw(a, u64::to_le_bytes),
+        Tensor::Bool(a) => raw(a, |v| [v as u8]),
+        Tensor::Str(a) => {
+            p.string_data = a.iter().map(|s| s.as_bytes().to_vec()).collect();
+            return p;
+        }
+        Tensor::Small { dtype, data } => match dtype {
+            DataType::Int4 | DataType::Uint4 | DataType::Float4E2M1 => {
+                let codes: Vec<u8> = data.iter().copied().collect();
+                codes
+                    .chunks(2)
+                    .map(|c| (c[0] & 0x0f) | (c.get(1).copied().unwrap_or(0) << 4))
+                    .collect()
+            }
+            DataType::Int2 | DataType::Uint2 => {
+                let codes: Vec<u8> = data.iter().copied().collect();
+                codes
+                    .chunks(4)
+                    .map(|c| {
+                        c.iter()
+                            .enumerate()
+                            .fold(0u8, |acc, (i, &v)| acc | ((v & 3) << (2 * i)))
+                    })
+                    .collect()
+            }
+            _ => data.iter().copied().collect(),
+        },
+    };
+    p.raw_data = Some(bytes);
+    p
+}
+
+/// The value of one code of a small type (float8, float4, int4, int2...).
+pub fn small_to_f64(dt: DataType, c: u8) -> f64 {
+    match dt {
+        DataType::Int4 => (((c << 4) as i8) >> 4) as f64,
+        DataType::Uint4 => (c & 0x0f) as f64,
+        DataType::Int2 => (((c << 6) as i8) >> 6) as f64,
+        DataType::Uint2 => (c & 0x03) as f64,
+        DataType::Float4E2M1 => minifloat(c & 0x0f, 2, 1, 1, false, MiniNan::None),
+        DataType::Float8E4M3FN => minifloat(c, 4, 3, 7, false, MiniNan::AllOnes),
+        DataType::Float8E4M3FNUZ => minifloat(c, 4, 3, 8, false, MiniNan::NegZero),
+        DataType::Float8E5M2 => minifloat(c, 5, 2, 15, true, MiniNan::Ieee),
+        DataType::Float8E5M2FNUZ => minifloat(c, 5, 2, 16, false, MiniNan::NegZero),
+        DataType::Float8E8M0 => {
+            if c == 0xff {
+                f64::NAN
+            } else {
+                2f64.powi(c as i32 - 127)
+            }
+        }
+        _ => f64::NAN,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum MiniNan {
+    None,
+    /// exponent and mantissa all ones (E4M3FN)
+    AllOnes,
+    /// the "negative zero" code 0x80 (FNUZ types)
+    NegZero,
+    /// exponent all ones: inf with zero mantissa, NaN otherwise
+    Ieee,
+}
+
+fn minifloat(c: u8, ebits: u32, mbits: u32, bias: i32, _inf: bool, nan: MiniNan) -> f64 {
+    let total = 1 + ebits + mbits;
+    let sign = (c >> (total - 1)) & 1;
+    let e = ((c >> mbits) & ((1 << ebits) - 1) as u8) as i32;
+    let m = (c & ((1 << mbits) - 1) as u8) as i32;
+    let emax = (1 << ebits) - 1;
+    match nan {
+        MiniNan::AllOnes if e == emax && m == (1 << mbits) - 1 => return f64::NAN,
+        MiniNan::NegZero if sign == 1 && e == 0 && m == 0 => return f64::NAN,
+        MiniNan::Ieee if e == emax => {
+            return if m == 0 {
+                if sign == 1 {
+                    f64::NEG_INFINITY
+                } else {
+                    f64::INFINITY
+                }
+            } else {
+                f64::NAN
+            }
+        }
+        _ => {}
+    }
+    let mag = if e == 0 {
+        m as f64 * 2f64.powi(1 - bias - mbits as i32)
+    } else {
+        (1.0 + m as f64 / (1 << mbits) as f64) * 2f64.powi(e - bias)
+    };
+    if sign == 1 {
+        -mag
+    } else {
+        mag
+    }
+}
+
+/// Decodes a serialized `SequenceProto` of tensors.
+pub fn sequence_from_proto(s: &SequenceProto) -> Result<Value, TensorError> {
+    if !s.sequence_values.is_empty() || !s.map_values.is_empty() || !s.optional_values.is_empty()
+    {
+        return Err(TensorError::new(
+            "sequences of sequences, maps or optionals are not supported",
+        ));
+    }
+    let items = s
+        .tensor_values
+        .iter()
+        .map(from_proto)
+        .collect::<Result<Vec<_>, _>>()?;
+    let elem_type = items
+        .first()
+        .map(|t| t.dtype())
+        .unwrap_or(DataType::Undefined);
+    Ok(Value::Sequence { elem_type, items })
+}
+
+/// Decodes a serialized `OptionalProto`.
+pub fn optional_from_proto(o: &OptionalProto) -> Result<Value, TensorError> {
+    if let Some(t) = &o.tensor_value {
+        return Ok(Value::Optional(Some(Box::new(Value::Tensor(from_proto(t)?)))));
+    }
+    if let Some(s) = &o.sequence_value {
+        return Ok(Value::Optional(Some(Box::new(sequence_from_proto(s)?))));
+    }
+    if o.optional_value.is_some() || o.map_value.is_some() || o.sparse_tensor_value.is_some() {
+        return Err(TensorError::new(
+            "optional of optional, map or sparse tensor is not supported",
+        ));
+    }
+    Ok(Value::Optional(None))
+}
+
+/// What a `.pb` file holds, as the graph's declared type says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PbKind {
+    Tensor,
+    Sequence,
+    Optional,
+}
+
+/// Decodes a `.pb` test-data file as a tensor, a sequence or an optional.
+pub fn value_from_pb_bytes(bytes: &[u8], kind: PbKind) -> Result<Value, TensorError> {
+    use prost::Message;
+    let bad = |e: prost::DecodeError| TensorError::new(format!("not a valid protobuf: {e}"));
+    match kind {
+        PbKind::Tensor => Ok(Value::Tensor(from_proto(
+            &TensorProto::decode(bytes).map_err(bad)?,
+        )?)),
+        PbKind::Sequence => sequence_from_proto(&SequenceProto::decode(bytes).map_err(bad)?),
+        PbKind::Optional => optional_from_proto(&OptionalProto::decode(bytes).map_err(bad)?),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_round_trip_every_numeric_type() {
+        for dt in DataType::all() {
+            let Ok(t) = Tensor::zeros(dt, &[2, 3]) else {
+                continue;
+            };
+            let p = to_proto(&t, "t");
+            let back = from_proto(&p).unwrap();
+            assert_eq!(back.dtype(), dt);
+            assert_eq!(back.shape(), &[2, 3]);
+        }
+    }
+
+    #[test]
+    fn wrong_count_is_an_error() {
+        let p = TensorProto {
+            dims: vec![3],
+            data_type: Some(1),
+            float_data: vec![1.0, 2.0],
+            ..Default::default()
+        };
+        let e = from_proto(&p).unwrap_err();
+        assert!(e.0.contains("needs 3 values"), "{e}");
+    }
+
+    #[test]
+    fn absurd_shape_is_an_error() {
+        let p = TensorProto {
+            dims: vec![i64::MAX, i64::MAX],
+            data_type: Some(1),
+            ..Default::default()
+        };
+        assert!(from_proto(&p).is_err());
+    }
+
+    #[test]
+    fn float8_decoding() {
+        assert_eq!(small_to_f64(DataType::Float8E4M3FN, 0x38), 1.0);
+        assert_eq!(small_to_f64(DataType::Float8E4M3FN, 0x7e), 448.0);
+        assert!(small_to_f64(DataType::Float8E4M3FN, 0x7f).is_nan());
+        assert_eq!(small_to_f64(DataType::Float8E5M2, 0x3c), 1.0);
+        assert_eq!(small_to_f64(DataType::Float8E5M2, 0x7c), f64::INFINITY);
+        assert_eq!(small_to_f64(DataType::Int4, 0x0f), -1.0);
+        assert_eq!(small_to_f64(DataType::Float4E2M1, 0x7), 6.0);
+    }
+}
