@@ -1,1 +1,13 @@
-//! runtime
+//! The kernel runtime: a plan built once per model (topological order,
+//! kernels chosen from the operator table, attributes decoded once, each
+//! value's last consumer), the executor, the event log and release of
+//! intermediates.
+
+pub mod events;
+pub mod kernel;
+pub mod kernels;
+mod plan;
+
+pub use events::{Event, EventAction, EventKind, EventNode};
+pub use kernel::{Kernel, KernelBuilder, KernelError, NodeInfo, RunCtx};
+pub use plan::{Plan, PlanError, RunError, RunOptions, RunResult};

@@ -1,0 +1,51 @@
+//! The operator table: (domain, op type) → shape rule and kernel builder.
+//!
+//! Inference ([`crate::shape`]) and the runtime ([`crate::runtime`]) both
+//! look operators up here. Each operator family has its own table file; a
+//! rule or kernel that depends on the opset version reads it from its
+//! context. Adding an operator is adding one entry to its family's table and
+//! the functions it names.
+
+mod attrs;
+mod elementwise;
+mod linalg;
+mod manip;
+mod tables;
+
+pub use attrs::Attrs;
+
+use crate::runtime::KernelBuilder;
+use crate::shape::ShapeRule;
+
+/// One operator: where it lives, how its shapes are inferred, how it runs.
+pub struct OpDef {
+    /// `""` for the default ONNX domain.
+    pub domain: &'static str,
+    pub op_type: &'static str,
+    /// First opset version the entry covers (the operator's first version).
+    pub since: i64,
+    pub shape: Option<ShapeRule>,
+    pub kernel: Option<KernelBuilder>,
+}
+
+fn norm_domain(d: &str) -> &str {
+    if d == "ai.onnx" {
+        ""
+    } else {
+        d
+    }
+}
+
+/// Finds the operator for a node's domain, op type and the model's opset
+/// version of that domain.
+pub fn lookup(domain: &str, op_type: &str, opset: i64) -> Option<&'static OpDef> {
+    let domain = norm_domain(domain);
+    tables::all()
+        .filter(|d| d.domain == domain && d.op_type == op_type && d.since <= opset)
+        .max_by_key(|d| d.since)
+}
+
+/// Every operator in the table.
+pub fn all() -> impl Iterator<Item = &'static OpDef> {
+    tables::all()
+}

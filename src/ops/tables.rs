@@ -1,0 +1,13 @@
+//! The tables of every operator family, chained.
+
+use super::OpDef;
+
+pub fn all() -> impl Iterator<Item = &'static OpDef> {
+    [
+        super::elementwise::TABLE,
+        super::manip::TABLE,
+        super::linalg::TABLE,
+    ]
+    .into_iter()
+    .flat_map(|t| t.iter())
+}

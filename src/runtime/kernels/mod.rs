@@ -1,0 +1,120 @@
+//! Kernels, one file per operator family, and the helpers they share
+//! (numpy broadcasting, axis normalisation, typed dispatch).
+
+pub mod elementwise;
+pub mod linalg;
+pub mod manip;
+
+use super::kernel::KernelError;
+use crate::tensor::Elem;
+use ndarray::{ArrayD, IxDyn, Zip};
+
+/// The numpy broadcast of two shapes.
+pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>, KernelError> {
+    let n = a.len().max(b.len());
+    let mut out = vec![0; n];
+    for i in 0..n {
+        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
+        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        out[i] = if da == db || db == 1 {
+            da
+        } else if da == 1 {
+            db
+        } else {
+            return Err(KernelError::new(format!(
+                "shapes {a:?} and {b:?} cannot be broadcast (axis {i}: {da} vs {db})"
+            )));
+        };
+    }
+    Ok(out)
+}
+
+/// The numpy broadcast of several shapes.
+pub fn broadcast_all(shapes: &[&[usize]]) -> Result<Vec<usize>, KernelError> {
+    let mut out: Vec<usize> = vec![];
+    for s in shapes {
+        out = broadcast_shapes(&out, s)?;
+    }
+    Ok(out)
+}
+
+/// Applies `f` elementwise over two broadcast arrays.
+pub fn zip2<A: Clone, B: Clone, O>(
+    a: &ArrayD<A>,
+    b: &ArrayD<B>,
+    f: impl Fn(A, B) -> O,
+) -> Result<ArrayD<O>, KernelError> {
+    if a.shape() == b.shape() {
+        if let (Some(sa), Some(sb)) = (a.as_slice(), b.as_slice()) {
+            let v: Vec<O> = sa
+                .iter()
+                .zip(sb)
+                .map(|(x, y)| f(x.clone(), y.clone()))
+                .collect();
+            return Ok(ArrayD::from_shape_vec(IxDyn(a.shape()), v)?);
+        }
+    }
+    if b.len() == 1 && b.ndim() <= a.ndim() {
+        let y = b.iter().next().cloned().expect("one element");
+        let shape = broadcast_shapes(a.shape(), b.shape())?;
+        let m = a.mapv(|x| f(x, y.clone()));
+        return Ok(m.into_shape_with_order(IxDyn(&shape))?);
+    }
+    let shape = broadcast_shapes(a.shape(), b.shape())?;
+    let av = a
+        .broadcast(IxDyn(&shape))
+        .ok_or_else(|| KernelError::new("broadcast failed"))?;
+    let bv = b
+        .broadcast(IxDyn(&shape))
+        .ok_or_else(|| KernelError::new("broadcast failed"))?;
+    Ok(Zip::from(&av)
+        .and(&bv)
+        .map_collect(|x, y| f(x.clone(), y.clone())))
+}
+
+/// Applies `f` elementwise over three broadcast arrays.
+pub fn zip3<A: Clone, B: Clone, C: Clone, O>(
+    a: &ArrayD<A>,
+    b: &ArrayD<B>,
+    c: &ArrayD<C>,
+    f: impl Fn(A, B, C) -> O,
+) -> Result<ArrayD<O>, KernelError> {
+    let shape = broadcast_all(&[a.shape(), b.shape(), c.shape()])?;
+    let sh = IxDyn(&shape);
+    let err = || KernelError::new("broadcast failed");
+    let av = a.broadcast(sh.clone()).ok_or_else(err)?;
+    let bv = b.broadcast(sh.clone()).ok_or_else(err)?;
+    let cv = c.broadcast(sh).ok_or_else(err)?;
+    Ok(Zip::from(&av)
+        .and(&bv)
+        .and(&cv)
+        .map_collect(|x, y, z| f(x.clone(), y.clone(), z.clone())))
+}
+
+/// Normalises a possibly negative axis against a rank.
+pub fn norm_axis(axis: i64, rank: usize) -> Result<usize, KernelError> {
+    let r = rank as i64;
+    let a = if axis < 0 { axis + r } else { axis };
+    if a < 0 || a >= r {
+        return Err(KernelError::new(format!(
+            "axis {axis} is out of range for rank {rank}"
+        )));
+    }
+    Ok(a as usize)
+}
+
+/// A flat vector with a shape as an ndarray.
+pub fn array<T>(shape: &[usize], v: Vec<T>) -> Result<ArrayD<T>, KernelError> {
+    Ok(ArrayD::from_shape_vec(IxDyn(shape), v)?)
+}
+
+/// The array of a tensor of type `T`, or a type error.
+pub fn typed<'a, T: Elem>(t: &'a crate::tensor::Tensor, what: &str) -> Result<&'a ArrayD<T>, KernelError> {
+    T::view(t).ok_or_else(|| {
+        KernelError::new(format!(
+            "{what} must be {}, got {}",
+            T::DTYPE,
+            t.dtype()
+        ))
+    })
+}

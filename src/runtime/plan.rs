@@ -1,0 +1,651 @@
+//! The plan (built once per model) and the executor.
+
+use super::events::{Event, EventAction, EventKind, EventNode};
+use super::kernel::{Kernel, KernelError, NodeInfo, RunCtx};
+use crate::ops::{self, Attrs};
+use crate::proto::{GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TypeProto};
+use crate::tensor::{self, DataType, Value};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A model that cannot be planned: unsupported operator, bad graph.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanError(pub String);
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+/// A run that failed: a missing or wrong input, or a kernel error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunError(pub String);
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// Per-run switches.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Record the event log.
+    pub events: bool,
+    /// Free each intermediate right after its last consumer.
+    pub release: bool,
+    /// Elements kept per event.
+    pub max_values: usize,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            events: true,
+            release: false,
+            max_values: 8,
+        }
+    }
+}
+
+/// What a run returns.
+#[derive(Debug, Default)]
+pub struct RunResult {
+    /// Graph outputs, in graph order.
+    pub outputs: Vec<(String, Value)>,
+    /// Every value still held at the end (inputs, initializers, intermediates
+    /// not released, outputs).
+    pub held: HashMap<String, Value>,
+    pub events: Vec<Event>,
+}
+
+struct Step {
+    index: usize,
+    op_type: String,
+    domain: String,
+    name: String,
+    kernel: Kernel,
+    inputs: Vec<Option<String>>,
+    outputs: Vec<Option<String>>,
+    /// Intermediates whose last consumer is this step.
+    release: Vec<String>,
+}
+
+/// A declared graph input.
+#[derive(Clone, Debug)]
+pub struct InputDecl {
+    pub name: String,
+    pub ty: Option<TypeProto>,
+}
+
+/// A graph compiled for execution.
+pub struct Plan {
+    inputs: Vec<InputDecl>,
+    input_names: Vec<String>,
+    initializers: Vec<(String, Value)>,
+    steps: Vec<Step>,
+    outputs: Vec<String>,
+}
+
+type Opsets = BTreeMap<String, i64>;
+
+fn opsets_of(list: &[OperatorSetIdProto]) -> Opsets {
+    list.iter()
+        .map(|o| {
+            let d = if o.domain() == "ai.onnx" { "" } else { o.domain() };
+            (d.to_string(), o.version())
+        })
+        .collect()
+}
+
+fn label(i: usize, n: &NodeProto) -> String {
+    if n.name().is_empty() {
+        format!("node {i} ({})", n.op_type())
+    } else {
+        format!("node {i} ({} '{}')", n.op_type(), n.name())
+    }
+}
+
+/// Names a node reads from enclosing scopes through its subgraphs.
+fn implicit_inputs(n: &NodeProto) -> Vec<String> {
+    fn graph_free(g: &GraphProto, out: &mut Vec<String>) {
+        let mut defined: HashSet<&str> = HashSet::new();
+        for i in &g.input {
+            defined.insert(i.name());
+        }
+        for t in &g.initializer {
+            defined.insert(t.name());
+        }
+        for n in &g.node {
+            for o in &n.output {
+                defined.insert(o);
+            }
+        }
+        for n in &g.node {
+            for i in &n.input {
+                if !i.is_empty() && !defined.contains(i.as_str()) {
+                    out.push(i.clone());
+                }
+            }
+            for a in &n.attribute {
+                let mut inner = vec![];
+                for sg in a.g.iter().chain(a.graphs.iter()) {
+                    graph_free(sg, &mut inner);
+                }
+                out.extend(inner.into_iter().filter(|x| !defined.contains(x.as_str())));
+            }
+        }
+        for o in &g.output {
+            if !defined.contains(o.name()) {
+                out.push(o.name().to_string());
+            }
+        }
+    }
+    let mut out = vec![];
+    for a in &n.attribute {
+        for sg in a.g.iter().chain(a.graphs.iter()) {
+            graph_free(sg, &mut out);
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+impl Plan {
+    /// Plans a model's main graph.
+    pub fn new(model: &ModelProto) -> Result<Plan, PlanError> {
+        let graph = model
+            .graph
+            .as_ref()
+            .ok_or_else(|| PlanError("the model has no graph".into()))?;
+        let opsets = opsets_of(&model.opset_import);
+        Plan::for_graph(graph, &opsets, false)
+    }
+
+    fn for_graph(graph: &GraphProto, opsets: &Opsets, nested: bool) -> Result<Plan, PlanError> {
+        let mut initializers = Vec::with_capacity(graph.initializer.len());
+        let mut init_names = HashSet::new();
+        for t in &graph.initializer {
+            let v = tensor::from_proto(t)
+                .map_err(|e| PlanError(format!("initializer '{}': {e}", t.name())))?;
+            init_names.insert(t.name().to_string());
+            initializers.push((t.name().to_string(), Value::Tensor(v)));
+        }
+        if !graph.sparse_initializer.is_empty() {
+            return Err(PlanError(
+                "sparse initializers are not supported by the runtime".into(),
+            ));
+        }
+        let inputs: Vec<InputDecl> = graph
+            .input
+            .iter()
+            .map(|vi| InputDecl {
+                name: vi.name().to_string(),
+                ty: vi.r#type.clone(),
+            })
+            .collect();
+        let input_names = inputs.iter().map(|i| i.name.clone()).collect();
+        let outputs: Vec<String> = graph.output.iter().map(|o| o.name().to_string()).collect();
+
+        // Topological order, stable with respect to the file's order.
+        let nodes = &graph.node;
+        let mut available: HashSet<&str> = graph.input.iter().map(|i| i.name()).collect();
+        available.extend(graph.initializer.iter().map(|t| t.name()));
+        let produced: HashSet<&str> = nodes
+            .iter()
+            .flat_map(|n| n.output.iter().map(|s| s.as_str()))
+            .collect();
+        let needs: Vec<Vec<String>> = nodes
+            .iter()
+            .map(|n| {
+                n.input
+                    .iter()
+                    .filter(|s| !s.is_empty())
+                    .cloned()
+                    .chain(implicit_inputs(n))
+                    .collect()
+            })
+            .collect();
+        for (i, (n, need)) in nodes.iter().zip(&needs).enumerate() {
+            for name in need {
+                if !available.contains(name.as_str()) && !produced.contains(name.as_str()) && !nested
+                {
+                    return Err(PlanError(format!(
+                        "{} reads '{name}', which no input, initializer or node provides",
+                        label(i, n)
+                    )));
+                }
+            }
+        }
+        let mut order = Vec::with_capacity(nodes.len());
+        let mut done = vec![false; nodes.len()];
+        let mut progress = true;
+        while order.len() < nodes.len() && progress {
+            progress = false;
+            for i in 0..nodes.len() {
+                if done[i] {
+                    continue;
+                }
+                let ready = needs[i].iter().all(|s| {
+                    available.contains(s.as_str()) || !produced.contains(s.as_str())
+                });
+                if ready {
+                    done[i] = true;
+                    progress = true;
+                    order.push(i);
+                    for o in &nodes[i].output {
+                        if !o.is_empty() {
+                            available.insert(o);
+                        }
+                    }
+                }
+            }
+        }
+        if order.len() < nodes.len() {
+            let stuck = (0..nodes.len()).find(|&i| !done[i]).unwrap_or(0);
+            return Err(PlanError(format!(
+                "the graph has a cycle: {} cannot run",
+                label(stuck, &nodes[stuck])
+            )));
+        }
+
+        // Last consumer of every intermediate.
+        let keep: HashSet<&str> = outputs
+            .iter()
+            .map(|s| s.as_str())
+            .chain(graph.input.iter().map(|i| i.name()))
+            .chain(graph.initializer.iter().map(|t| t.name()))
+            .collect();
+        let mut last: HashMap<&str, usize> = HashMap::new();
+        for (pos, &i) in order.iter().enumerate() {
+            for name in &needs[i] {
+                if produced.contains(name.as_str()) && !keep.contains(name.as_str()) {
+                    last.insert(name.as_str(), pos);
+                }
+            }
+        }
+        let mut release: Vec<Vec<String>> = vec![vec![]; order.len()];
+        let mut by_pos: Vec<(&str, usize)> = last.into_iter().collect();
+        by_pos.sort_by_key(|&(name, pos)| {
+            // release in the order the node reads them
+            let i = order[pos];
+            let k = needs[i].iter().position(|s| s == name).unwrap_or(0);
+            (pos, k)
+        });
+        for (name, pos) in by_pos {
+            release[pos].push(name.to_string());
+        }
+
+        let mut steps = Vec::with_capacity(nodes.len());
+        for (pos, &i) in order.iter().enumerate() {
+            let n = &nodes[i];
+            let domain = if n.domain() == "ai.onnx" { "" } else { n.domain() };
+            let opset = match opsets.get(domain) {
+                Some(&v) => v,
+                None => {
+                    return Err(PlanError(format!(
+                        "{}: the model imports no opset for domain '{domain}'",
+                        label(i, n)
+                    )))
+                }
+            };
+            let def = ops::lookup(domain, n.op_type(), opset).ok_or_else(|| {
+                PlanError(format!(
+                    "{}: operator '{}' of domain '{}' (opset {opset}) is not supported",
+                    label(i, n),
+                    n.op_type(),
+                    if domain.is_empty() { "ai.onnx" } else { domain }
+                ))
+            })?;
+            let builder = def.kernel.ok_or_else(|| {
+                PlanError(format!(
+                    "{}: operator '{}' (opset {opset}) has no kernel yet",
+                    label(i, n),
+                    n.op_type()
+                ))
+            })?;
+            let compile = |g: &GraphProto| -> Result<Arc<Plan>, KernelError> {
+                Plan::for_graph(g, opsets, true)
+                    .map(Arc::new)
+                    .map_err(|e| KernelError(e.0))
+            };
+            let info = NodeInfo {
+                node: n,
+                opset,
+                attrs: Attrs::new(n),
+                compile: &compile,
+            };
+            let kernel = builder(&info).map_err(|e| PlanError(format!("{}: {e}", label(i, n))))?;
+            let mut ins: Vec<Option<String>> = n
+                .input
+                .iter()
+                .map(|s| (!s.is_empty()).then(|| s.clone()))
+                .collect();
+            while ins.last() == Some(&None) {
+                ins.pop();
+            }
+            steps.push(Step {
+                index: i,
+                op_type: n.op_type().to_string(),
+                domain: n.domain().to_string(),
+                name: n.name().to_string(),
+                kernel,
+                inputs: ins,
+                outputs: n
+                    .output
+                    .iter()
+                    .map(|s| (!s.is_empty()).then(|| s.clone()))
+                    .collect(),
+                release: std::mem::take(&mut release[pos]),
+            });
+        }
+        Ok(Plan {
+            inputs,
+            input_names,
+            initializers,
+            steps,
+            outputs,
+        })
+    }
+
+    /// Declared graph inputs (including those with an initializer default).
+    pub fn inputs(&self) -> &[InputDecl] {
+        &self.inputs
+    }
+
+    pub fn input_names(&self) -> &[String] {
+        &self.input_names
+    }
+
+    pub fn output_names(&self) -> &[String] {
+        &self.outputs
+    }
+
+    /// Inputs the caller must give (those without an initializer).
+    pub fn required_inputs(&self) -> Vec<&InputDecl> {
+        let inits: HashSet<&str> = self.initializers.iter().map(|(n, _)| n.as_str()).collect();
+        self.inputs
+            .iter()
+            .filter(|i| !inits.contains(i.name.as_str()))
+            .collect()
+    }
+
+    /// Runs the graph on named inputs.
+    pub fn run(
+        &self,
+        inputs: HashMap<String, Value>,
+        opts: &RunOptions,
+    ) -> Result<RunResult, RunError> {
+        let mut events = Vec::new();
+        let mut log = opts.events.then_some(&mut events);
+        let given: Vec<(String, Value)> = {
+            let mut v = Vec::new();
+            let mut inputs = inputs;
+            for decl in &self.inputs {
+                if let Some(val) = inputs.remove(&decl.name) {
+                    check_input(decl, &val)?;
+                    v.push((decl.name.clone(), val));
+                }
+            }
+            if let Some(extra) = inputs.keys().next() {
+                return Err(RunError(format!(
+                    "'{extra}' is not an input of the graph (inputs: {})",
+                    self.input_names.join(", ")
+                )));
+            }
+            v
+        };
+        let (outputs, held) = self
+            .exec(given, &[], opts, &mut log, 0, "")
+            .map_err(|e| RunError(e.0))?;
+        Ok(RunResult {
+            outputs,
+            held,
+            events,
+        })
+    }
+
+    fn exec(
+        &self,
+        given: Vec<(String, Value)>,
+        outer: &[&HashMap<String, Value>],
+        opts: &RunOptions,
+        log: &mut Option<&mut Vec<Event>>,
+        depth: usize,
+        scope: &str,
+    ) -> Result<(Vec<(String, Value)>, HashMap<String, Value>), KernelError> {
+        let mut values: HashMap<String, Value> = HashMap::with_capacity(self.steps.len() * 2);
+        let push = |log: &mut Option<&mut Vec<Event>>, mut ev: Event| {
+            if let Some(l) = log.as_mut() {
+                ev.index = l.len();
+                ev.depth = depth;
+                ev.scope = scope.to_string();
+                l.push(ev);
+            }
+        };
+        for (name, v) in given {
+            if log.is_some() {
+                push(
+                    log,
+                    Event::for_value(EventAction::Add, EventKind::Input, &name, &v, opts.max_values),
+                );
+            }
+            values.insert(name, v);
+        }
+        for decl in &self.inputs {
+            if !values.contains_key(&decl.name)
+                && !self.initializers.iter().any(|(n, _)| n == &decl.name)
+            {
+                if depth == 0 {
+                    return Err(KernelError(format!("input '{}' is not set", decl.name)));
+                }
+                // A subgraph input with no value (e.g. an omitted Loop input).
+            }
+        }
+        for (name, v) in &self.initializers {
+            if values.contains_key(name) {
+                continue;
+            }
+            if log.is_some() {
+                push(
+                    log,
+                    Event::for_value(
+                        EventAction::Add,
+                        EventKind::Initializer,
+                        name,
+                        v,
+                        opts.max_values,
+                    ),
+                );
+            }
+            values.insert(name.clone(), v.clone());
+        }
+        let outputs_set: HashSet<&str> = self.outputs.iter().map(|s| s.as_str()).collect();
+        for step in &self.steps {
+            let started = log.as_ref().map(|_| Instant::now());
+            let produced = {
+                let mut args: Vec<Option<&Value>> = Vec::with_capacity(step.inputs.len());
+                for name in &step.inputs {
+                    match name {
+                        None => args.push(None),
+                        Some(n) => {
+                            let v = values
+                                .get(n)
+                                .or_else(|| outer.iter().rev().find_map(|m| m.get(n)));
+                            match v {
+                                Some(v) => args.push(Some(v)),
+                                None => {
+                                    return Err(KernelError(format!(
+                                        "node {} ({}): input '{n}' has no value",
+                                        step.index, step.op_type
+                                    )))
+                                }
+                            }
+                        }
+                    }
+                }
+                let mut scopes: Vec<&HashMap<String, Value>> = outer.to_vec();
+                scopes.push(&values);
+                let child_scope = if step.name.is_empty() {
+                    step.op_type.clone()
+                } else {
+                    step.name.clone()
+                };
+                let mut sub_events: Vec<Event> = Vec::new();
+                let want_events = log.is_some();
+                let mut runner = |plan: &Plan,
+                                  ins: Vec<(String, Value)>|
+                 -> Result<Vec<Value>, KernelError> {
+                    let mut sub_log = want_events.then_some(&mut sub_events);
+                    let (outs, _) =
+                        plan.exec(ins, &scopes, opts, &mut sub_log, depth + 1, &child_scope)?;
+                    Ok(outs.into_iter().map(|(_, v)| v).collect())
+                };
+                let mut cx = RunCtx {
+                    runner: &mut runner,
+                };
+                let out = (step.kernel)(&mut cx, &args).map_err(|e| {
+                    let who = if step.name.is_empty() {
+                        format!("node {} ({})", step.index, step.op_type)
+                    } else {
+                        format!("node {} ({} '{}')", step.index, step.op_type, step.name)
+                    };
+                    KernelError(format!("{who}: {e}"))
+                })?;
+                drop(cx);
+                if let Some(l) = log.as_mut() {
+                    for mut ev in sub_events {
+                        ev.index = l.len();
+                        l.push(ev);
+                    }
+                }
+                out
+            };
+            let elapsed = started.map(|s| s.elapsed().as_micros() as u64);
+            if produced.len() < step.outputs.iter().filter(|o| o.is_some()).count() {
+                return Err(KernelError(format!(
+                    "node {} ({}) produced {} outputs, the graph expects {}",
+                    step.index,
+                    step.op_type,
+                    produced.len(),
+                    step.outputs.len()
+                )));
+            }
+            for (name, v) in step.outputs.iter().zip(produced) {
+                let Some(name) = name else { continue };
+                if log.is_some() {
+                    let action = if values.contains_key(name) {
+                        EventAction::Replace
+                    } else {
+                        EventAction::Add
+                    };
+                    let kind = if outputs_set.contains(name.as_str()) {
+                        EventKind::Output
+                    } else {
+                        EventKind::Intermediate
+                    };
+                    push(
+                        log,
+                        Event::for_value(action, kind, name, &v, opts.max_values),
+                    );
+                }
+                values.insert(name.clone(), v);
+            }
+            if log.is_some() {
+                let mut ev = Event::bare(EventAction::RunNode, EventKind::Node, &step.name);
+                ev.node = Some(EventNode {
+                    index: step.index,
+                    op_type: step.op_type.clone(),
+                    domain: step.domain.clone(),
+                    name: step.name.clone(),
+                });
+                ev.elapsed_us = elapsed;
+                push(log, ev);
+            }
+            if opts.release {
+                for name in &step.release {
+                    if values.remove(name).is_some() && log.is_some() {
+                        push(
+                            log,
+                            Event::bare(EventAction::Remove, EventKind::Intermediate, name),
+                        );
+                    }
+                }
+            }
+        }
+        let mut outs = Vec::with_capacity(self.outputs.len());
+        for name in &self.outputs {
+            let v = values
+                .get(name)
+                .or_else(|| outer.iter().rev().find_map(|m| m.get(name)))
+                .cloned()
+                .ok_or_else(|| KernelError(format!("output '{name}' was not produced")))?;
+            outs.push((name.clone(), v));
+        }
+        Ok((outs, values))
+    }
+}
+
+/// Checks a given input against its declaration: kind, element type, rank
+/// and fixed dimensions.
+fn check_input(decl: &InputDecl, v: &Value) -> Result<(), RunError> {
+    use crate::proto::type_proto::Value as TV;
+    let Some(ty) = decl.ty.as_ref().and_then(|t| t.value.as_ref()) else {
+        return Ok(());
+    };
+    let name = &decl.name;
+    match (ty, v) {
+        (TV::TensorType(tt), Value::Tensor(t)) => {
+            if let Some(want) = DataType::from_code(tt.elem_type()) {
+                if want != DataType::Undefined && want != t.dtype() {
+                    return Err(RunError(format!(
+                        "input '{name}' expects {want}, got {}",
+                        t.dtype()
+                    )));
+                }
+            }
+            if let Some(shape) = &tt.shape {
+                if shape.dim.len() != t.rank() {
+                    return Err(RunError(format!(
+                        "input '{name}' expects rank {} ({}), got shape {:?}",
+                        shape.dim.len(),
+                        crate::shape::format_shape_proto(shape),
+                        t.shape()
+                    )));
+                }
+                for (axis, (d, &got)) in shape.dim.iter().zip(t.shape()).enumerate() {
+                    if let Some(crate::proto::tensor_shape_proto::dimension::Value::DimValue(w)) =
+                        d.value
+                    {
+                        if w >= 0 && w as usize != got {
+                            return Err(RunError(format!(
+                                "input '{name}' axis {axis} must be {w}, got {got} (shape {:?})",
+                                t.shape()
+                            )));
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        (TV::TensorType(_), other) => Err(RunError(format!(
+            "input '{name}' expects a tensor, got {}",
+            other.describe()
+        ))),
+        (TV::SequenceType(_), Value::Sequence { .. }) => Ok(()),
+        (TV::SequenceType(_), other) => Err(RunError(format!(
+            "input '{name}' expects a sequence, got {}",
+            other.describe()
+        ))),
+        (TV::OptionalType(_), _) => Ok(()),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,173 @@
+//! What a shape rule sees: its node's input types and known values, and
+//! where it writes its outputs.
+
+use super::types::{Dim, TypeInfo};
+use crate::expr::Expr;
+use crate::ops::Attrs;
+use crate::proto::{GraphProto, NodeProto};
+use crate::tensor::DataType;
+use std::fmt;
+
+/// Why a rule could not infer a node (reported as a warning).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShapeError(pub String);
+
+impl fmt::Display for ShapeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ShapeError {}
+
+/// `return Err(ShapeError(format!(...)))`
+#[macro_export]
+macro_rules! shape_bail {
+    ($($arg:tt)*) => {
+        return Err($crate::shape::ShapeError(format!($($arg)*)))
+    };
+}
+
+/// A shape rule: reads inputs from the context, sets outputs.
+pub type ShapeRule = fn(&mut InferCtx) -> Result<(), ShapeError>;
+
+/// A small integer tensor whose elements are known as expressions
+/// (data propagation: Shape, Gather, Concat... of shapes).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SymValue {
+    pub shape: Vec<usize>,
+    pub values: Vec<Expr>,
+}
+
+impl SymValue {
+    pub fn vector(values: Vec<Expr>) -> SymValue {
+        SymValue {
+            shape: vec![values.len()],
+            values,
+        }
+    }
+
+    pub fn scalar(v: Expr) -> SymValue {
+        SymValue {
+            shape: vec![],
+            values: vec![v],
+        }
+    }
+
+    /// All elements as integers, when they are constants.
+    pub fn ints(&self) -> Option<Vec<i64>> {
+        self.values.iter().map(|e| e.as_int()).collect()
+    }
+}
+
+/// Infers a subgraph given its input types; returns its output types.
+pub type SubgraphInfer<'a> =
+    dyn FnMut(&GraphProto, Vec<Option<TypeInfo>>, &str) -> Vec<Option<TypeInfo>> + 'a;
+
+/// The context of one node's inference.
+pub struct InferCtx<'a> {
+    pub node: &'a NodeProto,
+    pub opset: i64,
+    pub attrs: Attrs<'a>,
+    pub(crate) inputs: Vec<Option<TypeInfo>>,
+    pub(crate) values: Vec<Option<SymValue>>,
+    pub(crate) outputs: Vec<Option<TypeInfo>>,
+    pub(crate) out_values: Vec<Option<SymValue>>,
+    pub(crate) fresh: &'a mut usize,
+    pub(crate) warnings: Vec<String>,
+    pub(crate) subgraph: &'a mut SubgraphInfer<'a>,
+}
+
+impl<'a> InferCtx<'a> {
+    pub fn num_inputs(&self) -> usize {
+        self.inputs.len()
+    }
+
+    pub fn num_outputs(&self) -> usize {
+        self.outputs.len()
+    }
+
+    /// True when input `i` is given (not absent, not `""`).
+    pub fn has_input(&self, i: usize) -> bool {
+        self.node.input.get(i).is_some_and(|s| !s.is_empty())
+    }
+
+    /// The type of input `i`, when present and known.
+    pub fn input(&self, i: usize) -> Option<&TypeInfo> {
+        self.inputs.get(i).and_then(|t| t.as_ref())
+    }
+
+    pub fn elem(&self, i: usize) -> Option<DataType> {
+        self.input(i)
+            .and_then(|t| t.elem())
+            .filter(|e| *e != DataType::Undefined)
+    }
+
+    /// The element type of input `i`, or an error saying it is unknown.
+    pub fn elem_req(&self, i: usize) -> Result<DataType, ShapeError> {
+        self.elem(i)
+            .ok_or_else(|| ShapeError(format!("the element type of input {i} is unknown")))
+    }
+
+    pub fn shape(&self, i: usize) -> Option<&[Dim]> {
+        self.input(i).and_then(|t| t.shape())
+    }
+
+    pub fn rank(&self, i: usize) -> Option<usize> {
+        self.shape(i).map(|s| s.len())
+    }
+
+    /// The known value of input `i` (a small integer tensor).
+    pub fn value(&self, i: usize) -> Option<&SymValue> {
+        self.values.get(i).and_then(|v| v.as_ref())
+    }
+
+    /// The value of input `i` as constant integers.
+    pub fn ints(&self, i: usize) -> Option<Vec<i64>> {
+        self.value(i).and_then(|v| v.ints())
+    }
+
+    pub fn set(&mut self, i: usize, t: TypeInfo) {
+        if i < self.outputs.len() {
+            self.outputs[i] = Some(t);
+        }
+    }
+
+    pub fn set_tensor(&mut self, i: usize, elem: DataType, shape: Option<Vec<Dim>>) {
+        self.set(i, TypeInfo::Tensor { elem, shape });
+    }
+
+    pub fn set_value(&mut self, i: usize, v: SymValue) {
+        if i < self.out_values.len() {
+            self.out_values[i] = Some(v);
+        }
+    }
+
+    /// A fresh symbol for a data-dependent dimension.
+    pub fn fresh(&mut self) -> Expr {
+        *self.fresh += 1;
+        Expr::sym(&format!("_{}{}", self.node.op_type(), *self.fresh))
+    }
+
+    pub fn warn(&mut self, msg: impl Into<String>) {
+        self.warnings.push(msg.into());
+    }
+
+    /// Infers a graph attribute with the given input types.
+    pub fn infer_subgraph(
+        &mut self,
+        attr: &str,
+        inputs: Vec<Option<TypeInfo>>,
+    ) -> Result<Vec<Option<TypeInfo>>, ShapeError> {
+        let g = self
+            .attrs
+            .graph(attr)
+            .ok_or_else(|| ShapeError(format!("missing graph attribute '{attr}'")))?;
+        let scope = if self.node.name().is_empty() {
+            self.node.op_type().to_string()
+        } else {
+            self.node.name().to_string()
+        };
+        Ok((self.subgraph)(g, inputs, &format!("{scope}/{attr}")))
+    }
+}

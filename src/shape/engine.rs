@@ -1,0 +1,490 @@
+//! The inference engine: walks graphs (and subgraphs) in order, applies the
+//! rules, merges inferred types with declared ones, and writes value_info.
+
+use super::ctx::{InferCtx, SymValue};
+use super::types::{Dim, TypeInfo};
+use crate::expr::{Bindings, Expr};
+use crate::ops::{self, Attrs};
+use crate::proto::{GraphProto, ModelProto, ValueInfoProto};
+use crate::tensor::{self, DataType};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Where a value's type comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    Declared,
+    Inferred,
+    Both,
+}
+
+impl Source {
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Declared => "declared",
+            Source::Inferred => "inferred",
+            Source::Both => "both",
+        }
+    }
+}
+
+/// One value of the graph (or of a subgraph, with `scope`).
+#[derive(Clone, Debug)]
+pub struct ValueReport {
+    pub name: String,
+    /// `""` for the main graph, else the parent node and attribute.
+    pub scope: String,
+    /// The type to show: declared symbols are kept (`M`), with equations.
+    pub ty: TypeInfo,
+    pub source: Source,
+}
+
+/// A declared symbol tied to an inferred expression (`M = 2*N`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Equation {
+    pub symbol: String,
+    pub expr: Expr,
+}
+
+/// The result of inference.
+#[derive(Clone, Debug, Default)]
+pub struct InferReport {
+    pub values: Vec<ValueReport>,
+    pub equations: Vec<Equation>,
+    pub warnings: Vec<String>,
+}
+
+impl InferReport {
+    /// The report of a top-level value.
+    pub fn get(&self, name: &str) -> Option<&ValueReport> {
+        self.values
+            .iter()
+            .find(|v| v.name == name && v.scope.is_empty())
+    }
+
+    /// Bindings extended with every equation whose right side they resolve.
+    pub fn extend_bindings(&self, b: &Bindings) -> Bindings {
+        let mut out = b.clone();
+        for _ in 0..self.equations.len().max(1) {
+            let mut changed = false;
+            for eq in &self.equations {
+                if out.contains_key(&eq.symbol) {
+                    continue;
+                }
+                if let Ok(v) = eq.expr.eval(&out) {
+                    out.insert(eq.symbol.clone(), v);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        out
+    }
+
+    /// A shape's dimensions evaluated with the bindings (and equations).
+    pub fn resolve(&self, dims: &[Dim], b: &Bindings) -> Vec<Option<i64>> {
+        let b = self.extend_bindings(b);
+        dims.iter()
+            .map(|d| d.as_ref().and_then(|e| e.eval(&b).ok()))
+            .collect()
+    }
+}
+
+#[derive(Clone)]
+struct Known {
+    ty: TypeInfo,
+    value: Option<SymValue>,
+}
+
+type Env = HashMap<String, Known>;
+
+struct Engine {
+    opsets: BTreeMap<String, i64>,
+    fresh: usize,
+    report: InferReport,
+    equations: BTreeMap<String, Expr>,
+}
+
+/// Largest initializer (in elements) whose values are tracked.
+const MAX_TRACKED: usize = 1024;
+
+fn sym_value_of(t: &crate::proto::TensorProto) -> Option<SymValue> {
+    let dt = DataType::from_code(t.data_type())?;
+    if !dt.is_int() {
+        return None;
+    }
+    let n: i64 = t.dims.iter().product();
+    if n < 0 || n as usize > MAX_TRACKED {
+        return None;
+    }
+    let tensor = tensor::from_proto(t).ok()?;
+    let v = tensor.to_i64_vec().ok()?;
+    Some(SymValue {
+        shape: tensor.shape().to_vec(),
+        values: v.into_iter().map(Expr::int).collect(),
+    })
+}
+
+/// Infers every value of a model, writes the inferred types of node outputs
+/// to `graph.value_info`, and returns the report.
+pub fn infer_model(model: &mut ModelProto) -> InferReport {
+    let opsets = model
+        .opset_import
+        .iter()
+        .map(|o| {
+            let d = if o.domain() == "ai.onnx" { "" } else { o.domain() };
+            (d.to_string(), o.version())
+        })
+        .collect();
+    let mut engine = Engine {
+        opsets,
+        fresh: 0,
+        report: InferReport::default(),
+        equations: BTreeMap::new(),
+    };
+    let Some(graph) = model.graph.as_mut() else {
+        engine.report.warnings.push("the model has no graph".into());
+        return engine.report;
+    };
+    let outer = Env::new();
+    let (_, written) = engine.graph(graph, None, &outer, "");
+    // value_info: replace entries for the values we inferred
+    let names: BTreeSet<&str> = written.iter().map(|v| v.name()).collect();
+    graph.value_info.retain(|v| !names.contains(v.name()));
+    graph.value_info.extend(written);
+    engine.report.equations = engine
+        .equations
+        .into_iter()
+        .map(|(symbol, expr)| Equation { symbol, expr })
+        .collect();
+    engine.report
+}
+
+fn symbols_of(ty: &TypeInfo, out: &mut BTreeSet<String>) {
+    if let Some(s) = ty.shape() {
+        for e in s.iter().flatten() {
+            out.extend(e.symbols());
+        }
+    }
+}
+
+impl Engine {
+    /// Infers one graph. `given` overrides the declared input types
+    /// (subgraphs). Returns the output types and the value_info to write.
+    fn graph(
+        &mut self,
+        g: &GraphProto,
+        given: Option<Vec<Option<TypeInfo>>>,
+        outer: &Env,
+        scope: &str,
+    ) -> (Vec<Option<TypeInfo>>, Vec<ValueInfoProto>) {
+        let mut env: Env = outer.clone();
+        let mut input_syms = BTreeSet::new();
+        let declared: HashMap<&str, TypeInfo> = g
+            .value_info
+            .iter()
+            .chain(g.output.iter())
+            .filter_map(|v| v.r#type.as_ref().map(|t| (v.name(), TypeInfo::from_proto(t))))
+            .collect();
+        for (i, vi) in g.input.iter().enumerate() {
+            let decl = vi.r#type.as_ref().map(TypeInfo::from_proto);
+            let ty = given
+                .as_ref()
+                .and_then(|gv| gv.get(i).cloned().flatten())
+                .or(decl.clone())
+                .unwrap_or(TypeInfo::Unknown);
+            symbols_of(&ty, &mut input_syms);
+            self.report.values.push(ValueReport {
+                name: vi.name().to_string(),
+                scope: scope.to_string(),
+                ty: ty.clone(),
+                source: if given.is_some() && decl.is_none() {
+                    Source::Inferred
+                } else {
+                    Source::Declared
+                },
+            });
+            env.insert(vi.name().to_string(), Known { ty, value: None });
+        }
+        for t in &g.initializer {
+            let elem = DataType::from_code(t.data_type()).unwrap_or(DataType::Undefined);
+            let ty = TypeInfo::fixed(elem, &t.dims);
+            if !g.input.iter().any(|i| i.name() == t.name()) {
+                self.report.values.push(ValueReport {
+                    name: t.name().to_string(),
+                    scope: scope.to_string(),
+                    ty: ty.clone(),
+                    source: Source::Declared,
+                });
+            }
+            env.insert(
+                t.name().to_string(),
+                Known {
+                    ty,
+                    value: sym_value_of(t),
+                },
+            );
+        }
+        let mut written = Vec::new();
+        let outputs: BTreeSet<&str> = g.output.iter().map(|o| o.name()).collect();
+        for (idx, node) in g.node.iter().enumerate() {
+            let who = if node.name().is_empty() {
+                format!("node {idx} ({})", node.op_type())
+            } else {
+                format!("node {idx} ({} '{}')", node.op_type(), node.name())
+            };
+            let who = if scope.is_empty() {
+                who
+            } else {
+                format!("{scope}: {who}")
+            };
+            let inputs: Vec<Option<TypeInfo>> = node
+                .input
+                .iter()
+                .map(|n| {
+                    if n.is_empty() {
+                        None
+                    } else {
+                        env.get(n).map(|k| k.ty.clone())
+                    }
+                })
+                .collect();
+            let values: Vec<Option<SymValue>> = node
+                .input
+                .iter()
+                .map(|n| env.get(n).and_then(|k| k.value.clone()))
+                .collect();
+            let domain = if node.domain() == "ai.onnx" {
+                ""
+            } else {
+                node.domain()
+            };
+            let opset = self.opsets.get(domain).copied();
+            let rule = opset.and_then(|v| ops::lookup(domain, node.op_type(), v).and_then(|d| d.shape));
+            let n_out = node.output.len();
+            let mut outs: Vec<Option<TypeInfo>> = vec![None; n_out];
+            let mut out_values: Vec<Option<SymValue>> = vec![None; n_out];
+            match (opset, rule) {
+                (None, _) => self
+                    .report
+                    .warnings
+                    .push(format!("{who}: the model imports no opset for domain '{domain}'")),
+                (Some(v), None) => self.report.warnings.push(format!(
+                    "{who}: no shape rule for '{}' (domain '{domain}', opset {v})",
+                    node.op_type()
+                )),
+                (Some(opset), Some(rule)) => {
+                    let mut fresh = self.fresh;
+                    let env_ref = &env;
+                    let mut sub_reports: Vec<(Vec<ValueReport>, Vec<String>)> = vec![];
+                    let opsets = self.opsets.clone();
+                    let equations = &mut self.equations;
+                    let mut sub = |sg: &GraphProto, tys: Vec<Option<TypeInfo>>, sc: &str| {
+                        let mut child = Engine {
+                            opsets: opsets.clone(),
+                            fresh: 0,
+                            report: InferReport::default(),
+                            equations: std::mem::take(equations),
+                        };
+                        let sc = if scope.is_empty() {
+                            sc.to_string()
+                        } else {
+                            format!("{scope}/{sc}")
+                        };
+                        let (o, _) = child.graph(sg, Some(tys), env_ref, &sc);
+                        *equations = child.equations;
+                        sub_reports.push((child.report.values, child.report.warnings));
+                        o
+                    };
+                    let (res, warnings, o, ov) = {
+                        let mut cx = InferCtx {
+                            node,
+                            opset,
+                            attrs: Attrs::new(node),
+                            inputs,
+                            values,
+                            outputs: vec![None; n_out],
+                            out_values: vec![None; n_out],
+                            fresh: &mut fresh,
+                            warnings: vec![],
+                            subgraph: &mut sub,
+                        };
+                        let res = rule(&mut cx);
+                        (res, cx.warnings, cx.outputs, cx.out_values)
+                    };
+                    self.fresh = fresh;
+                    for (v, w) in sub_reports {
+                        self.report.values.extend(v);
+                        self.report.warnings.extend(w);
+                    }
+                    for w in warnings {
+                        self.report.warnings.push(format!("{who}: {w}"));
+                    }
+                    match res {
+                        Ok(()) => {
+                            outs = o;
+                            out_values = ov;
+                        }
+                        Err(e) => self.report.warnings.push(format!("{who}: {e}")),
+                    }
+                }
+            }
+            for (k, name) in node.output.iter().enumerate() {
+                if name.is_empty() {
+                    continue;
+                }
+                let inferred = outs.get(k).cloned().flatten();
+                let decl = declared.get(name.as_str()).cloned();
+                let (shown, used, source) =
+                    self.merge(&who, name, decl, inferred.clone(), &input_syms);
+                self.report.values.push(ValueReport {
+                    name: name.clone(),
+                    scope: scope.to_string(),
+                    ty: shown,
+                    source,
+                });
+                if inferred.is_some() && !outputs.contains(name.as_str()) {
+                    written.push(ValueInfoProto {
+                        name: Some(name.clone()),
+                        r#type: Some(used.to_proto()),
+                        ..Default::default()
+                    });
+                }
+                env.insert(
+                    name.clone(),
+                    Known {
+                        ty: used,
+                        value: out_values.get(k).cloned().flatten(),
+                    },
+                );
+            }
+        }
+        let outs = g
+            .output
+            .iter()
+            .map(|o| env.get(o.name()).map(|k| k.ty.clone()))
+            .collect();
+        (outs, written)
+    }
+
+    /// Merges declared and inferred types. Returns (type to show, type to
+    /// propagate, source).
+    fn merge(
+        &mut self,
+        who: &str,
+        name: &str,
+        decl: Option<TypeInfo>,
+        inferred: Option<TypeInfo>,
+        input_syms: &BTreeSet<String>,
+    ) -> (TypeInfo, TypeInfo, Source) {
+        match (decl, inferred) {
+            (None, None) => (TypeInfo::Unknown, TypeInfo::Unknown, Source::Inferred),
+            (Some(d), None) => (d.clone(), d, Source::Declared),
+            (None, Some(i)) => (i.clone(), i, Source::Inferred),
+            (Some(d), Some(i)) => {
+                let (
+                    TypeInfo::Tensor {
+                        elem: de,
+                        shape: ds,
+                    },
+                    TypeInfo::Tensor {
+                        elem: ie,
+                        shape: is,
+                    },
+                ) = (&d, &i)
+                else {
+                    return (d, i, Source::Both);
+                };
+                if *de != DataType::Undefined && *ie != DataType::Undefined && de != ie {
+                    self.report.warnings.push(format!(
+                        "{who}: '{name}' is declared {de} but inferred {ie}"
+                    ));
+                }
+                let elem = if *ie != DataType::Undefined { *ie } else { *de };
+                let (shown, used) = match (ds, is) {
+                    (None, s) | (s, None) => (s.clone(), s.clone()),
+                    (Some(ds), Some(is)) if ds.len() != is.len() => {
+                        self.report.warnings.push(format!(
+                            "{who}: '{name}' is declared with rank {} but inferred with rank {}",
+                            ds.len(),
+                            is.len()
+                        ));
+                        (Some(is.clone()), Some(is.clone()))
+                    }
+                    (Some(ds), Some(is)) => {
+                        let mut shown = Vec::with_capacity(ds.len());
+                        let mut used = Vec::with_capacity(ds.len());
+                        for (axis, (dd, id)) in ds.iter().zip(is).enumerate() {
+                            let (s, u) = self.merge_dim(who, name, axis, dd, id, input_syms);
+                            shown.push(s);
+                            used.push(u);
+                        }
+                        (Some(shown), Some(used))
+                    }
+                };
+                (
+                    TypeInfo::Tensor { elem, shape: shown },
+                    TypeInfo::Tensor { elem, shape: used },
+                    Source::Both,
+                )
+            }
+        }
+    }
+
+    fn merge_dim(
+        &mut self,
+        who: &str,
+        name: &str,
+        axis: usize,
+        d: &Dim,
+        i: &Dim,
+        input_syms: &BTreeSet<String>,
+    ) -> (Dim, Dim) {
+        match (d, i) {
+            (None, x) => (x.clone(), x.clone()),
+            (x, None) => (x.clone(), x.clone()),
+            (Some(de), Some(ie)) => {
+                if de == ie {
+                    return (d.clone(), i.clone());
+                }
+                let conflict = |s: &mut Self| {
+                    s.report.warnings.push(format!(
+                        "{who}: '{name}' axis {axis} is declared {de} but inferred {ie}"
+                    ))
+                };
+                if de.as_int().is_some() && ie.as_int().is_some() {
+                    conflict(self);
+                    return (i.clone(), i.clone());
+                }
+                let sym = de.symbols();
+                let is_plain = sym.len() == 1 && de.to_string() == *sym.iter().next().unwrap_or(&String::new());
+                if is_plain && !input_syms.contains(&de.to_string()) && !ie.symbols().contains(&de.to_string()) {
+                    let s = de.to_string();
+                    match self.equations.get(&s) {
+                        Some(prev) if prev.equals(ie) == Some(false) || (prev != ie && prev.equals(ie).is_none()) => {
+                            self.report.warnings.push(format!(
+                                "{who}: '{name}' axis {axis}: {s} = {ie}, but earlier {s} = {prev}"
+                            ));
+                        }
+                        Some(_) => {}
+                        None => {
+                            self.equations.insert(s, ie.clone());
+                        }
+                    }
+                    return (d.clone(), i.clone());
+                }
+                if de.equals(ie) == Some(false) && de.as_int().is_some() == ie.as_int().is_some() {
+                    conflict(self);
+                }
+                if de.as_int().is_some() {
+                    // a declared constant is more specific than an expression
+                    return (d.clone(), d.clone());
+                }
+                (d.clone(), i.clone())
+            }
+        }
+    }
+}
