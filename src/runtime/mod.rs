@@ -3,6 +3,7 @@
 //! value's last consumer), the executor, the event log and release of
 //! intermediates.
 
+pub mod backend;
 pub mod events;
 pub mod kernel;
 pub mod kernels;
