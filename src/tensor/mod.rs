@@ -2,6 +2,7 @@
 //! (tensors, sequences, optionals), conversion from and to `TensorProto`, and
 //! numpy-style rendering.
 
+mod cast;
 mod convert;
 mod dtype;
 mod render;
