@@ -222,7 +222,11 @@ impl Expr {
 
     /// `self - o`, simplified.
     pub fn sub(&self, o: &Expr) -> Expr {
-        Expr::Add(vec![self.clone(), Expr::Mul(vec![Expr::Int(-1), o.clone()])]).simplify()
+        Expr::Add(vec![
+            self.clone(),
+            Expr::Mul(vec![Expr::Int(-1), o.clone()]),
+        ])
+        .simplify()
     }
 
     /// `self * o`, simplified.
@@ -249,7 +253,7 @@ impl Expr {
     ///
     /// `Expr` also implements [`Ord`], whose `max` takes `self` by value: on
     /// an owned `Expr`, `a.max(&b)` resolves to `Ord::max` and does not
-    /// compile. Call `Expr::max(&a, &b)` or `(&a).max(&b)`.
+    /// compile. Call `Expr::max(&a, &b)`, or `r.max(&b)` on a reference `r`.
     pub fn max(&self, o: &Expr) -> Expr {
         Expr::Max(vec![self.clone(), o.clone()]).simplify()
     }

@@ -96,10 +96,7 @@ fn fmt(e: &Expr) -> (String, u8) {
                 (s, prec)
             }
         },
-        Expr::FloorDiv(a, b) => (
-            format!("{}//{}", wrap(a, PRODUCT), wrap(b, UNARY)),
-            PRODUCT,
-        ),
+        Expr::FloorDiv(a, b) => (format!("{}//{}", wrap(a, PRODUCT), wrap(b, UNARY)), PRODUCT),
         Expr::Mod(a, b) => (format!("{}%{}", wrap(a, PRODUCT), wrap(b, UNARY)), PRODUCT),
         Expr::CeilDiv(a, b) => call("CeilToInt", &[a, b]),
         Expr::Max(xs) | Expr::Min(xs) if xs.len() == 1 => fmt(&xs[0]),

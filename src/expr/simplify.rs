@@ -219,12 +219,8 @@ fn extremum(is_max: bool, xs: &[Expr]) -> Poly {
     for x in xs {
         let (p, e) = child(x);
         match e {
-            Expr::Max(inner) if is_max => {
-                args.extend(inner.into_iter().map(|i| (to_poly(&i), i)))
-            }
-            Expr::Min(inner) if !is_max => {
-                args.extend(inner.into_iter().map(|i| (to_poly(&i), i)))
-            }
+            Expr::Max(inner) if is_max => args.extend(inner.into_iter().map(|i| (to_poly(&i), i))),
+            Expr::Min(inner) if !is_max => args.extend(inner.into_iter().map(|i| (to_poly(&i), i))),
             e => args.push((p, e)),
         }
     }

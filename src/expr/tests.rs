@@ -165,11 +165,17 @@ fn eval_errors() {
     );
     assert_eq!(e.eval(&binds(&[("M", 1), ("N", 2)])), Ok(4));
     assert_eq!(
-        p("N//M").eval(&binds(&[("M", 0), ("N", 2)])).unwrap_err().message,
+        p("N//M")
+            .eval(&binds(&[("M", 0), ("N", 2)]))
+            .unwrap_err()
+            .message,
         "division by zero"
     );
     assert_eq!(
-        p("N%M").eval(&binds(&[("M", 0), ("N", 2)])).unwrap_err().message,
+        p("N%M")
+            .eval(&binds(&[("M", 0), ("N", 2)]))
+            .unwrap_err()
+            .message,
         "modulo by zero"
     );
     assert_eq!(
@@ -186,13 +192,18 @@ fn eval_errors() {
 #[test]
 fn overflow_is_an_error() {
     let e = p("9223372036854775807+1");
-    assert_eq!(e.eval(&Bindings::new()).unwrap_err().message, "integer overflow");
+    assert_eq!(
+        e.eval(&Bindings::new()).unwrap_err().message,
+        "integer overflow"
+    );
     assert_eq!(e.to_string(), "9223372036854775807+1");
     assert_eq!(p(&e.to_string()), e);
     let big = binds(&[("N", i64::MAX)]);
     assert!(p("N*N").eval(&big).is_err());
     assert!(p("N+1").eval(&big).is_err());
-    assert!(p("-9223372036854775808//-1").eval(&Bindings::new()).is_err());
+    assert!(p("-9223372036854775808//-1")
+        .eval(&Bindings::new())
+        .is_err());
     let min = binds(&[("N", i64::MIN)]);
     assert!(p("-N").eval(&min).is_err());
     assert!(p("N//-1").eval(&min).is_err());
@@ -270,7 +281,8 @@ fn builders() {
     assert_eq!(n.ceil_div(&Expr::int(1)), n);
     assert_eq!(Expr::max(&n, &m), Expr::max(&m, &n));
     // On a reference the inherent method wins over `Ord::max`.
-    assert_eq!((&n).max(&m), p("Max(M, N)"));
+    let r: &Expr = &n;
+    assert_eq!(r.max(&m), p("Max(M, N)"));
     assert_eq!(Expr::min(&n, &n), n);
     assert_eq!(n.neg().neg(), n);
     assert_eq!(n.mul(&m), m.mul(&n));
@@ -306,9 +318,11 @@ fn arb_expr() -> impl Strategy<Value = Expr> {
             (inner.clone(), inner.clone()).prop_map(move |(a, b)| Expr::FloorDiv(bx(a), bx(b))),
             (inner.clone(), inner.clone()).prop_map(move |(a, b)| Expr::Mod(bx(a), bx(b))),
             (inner.clone(), inner.clone()).prop_map(move |(a, b)| Expr::CeilDiv(bx(a), bx(b))),
-            (inner.clone(), -4i64..=4).prop_map(move |(a, d)| Expr::FloorDiv(bx(a), bx(Expr::Int(d)))),
+            (inner.clone(), -4i64..=4)
+                .prop_map(move |(a, d)| Expr::FloorDiv(bx(a), bx(Expr::Int(d)))),
             (inner.clone(), -4i64..=4).prop_map(move |(a, d)| Expr::Mod(bx(a), bx(Expr::Int(d)))),
-            (inner.clone(), -4i64..=4).prop_map(move |(a, d)| Expr::CeilDiv(bx(a), bx(Expr::Int(d)))),
+            (inner.clone(), -4i64..=4)
+                .prop_map(move |(a, d)| Expr::CeilDiv(bx(a), bx(Expr::Int(d)))),
             prop::collection::vec(inner.clone(), 2..4).prop_map(Expr::Max),
             prop::collection::vec(inner, 2..4).prop_map(Expr::Min),
         ]
@@ -316,7 +330,8 @@ fn arb_expr() -> impl Strategy<Value = Expr> {
 }
 
 fn arb_bindings() -> impl Strategy<Value = Bindings> {
-    (-20i64..20, -20i64..20, -20i64..20).prop_map(|(n, m, k)| binds(&[("N", n), ("M", m), ("K", k)]))
+    (-20i64..20, -20i64..20, -20i64..20)
+        .prop_map(|(n, m, k)| binds(&[("N", n), ("M", m), ("K", k)]))
 }
 
 proptest! {
