@@ -31,6 +31,12 @@
 //! would overflow an `i64`, the affected sum or product is left unfolded (its
 //! children are still simplified), so e.g. `9223372036854775807+1` parses but
 //! evaluates to an overflow error.
+//!
+//! Simplification preserves the value under every binding for which the
+//! original evaluates, with one caveat: expanding products (`(N-M)*K` into
+//! `K*N-K*M`) can create intermediates beyond the 128-bit range when symbols
+//! are bound near the `i64` limits, in which case the simplified form
+//! reports an overflow that the original did not.
 
 mod eval;
 mod parse;
