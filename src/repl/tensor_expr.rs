@@ -393,7 +393,7 @@ fn literal(text: &str) -> R<Tensor> {
         let v: Vec<String> = flat
             .into_iter()
             .map(|l| match l {
-                Lit::Str(s) => Ok(s),
+                Lit::Str(s) => Ok(s.clone()),
                 _ => Err("a list mixes strings and numbers".to_string()),
             })
             .collect::<R<_>>()?;
@@ -406,8 +406,8 @@ fn literal(text: &str) -> R<Tensor> {
     let v: Vec<f64> = flat
         .into_iter()
         .map(|l| match l {
-            Lit::Num(x, _) => x,
-            Lit::Bool(b) => b as i64 as f64,
+            Lit::Num(x, _) => *x,
+            Lit::Bool(b) => *b as i64 as f64,
             _ => 0.0,
         })
         .collect();
@@ -476,7 +476,7 @@ pub fn read_npy(bytes: &[u8]) -> R<Tensor> {
         return Err("not a .npy file".into());
     }
     let major = bytes[6];
-    let (hlen, start) = if major == 1 {
+    let (hlen, start): (usize, usize) = if major == 1 {
         (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10)
     } else {
         if bytes.len() < 12 {
