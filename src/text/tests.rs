@@ -227,3 +227,85 @@ fn floats_round_trip() {
         );
     }
 }
+
+/// Lists of tensors, graphs and types keep their values (onnx.parser 1.23
+/// drops them, leaving an empty attribute: a known deviation).
+#[test]
+fn value_lists_kept() {
+    let g = parse_graph(
+        "g () => () { y = Op <ts = [float[1] {1}, int64[2] k {1, 2}], gs = [a () => () {}, b (float x) => (float y) { y = Neg(x) }], tps = [float, int64[3]]> () }",
+    )
+    .unwrap();
+    let a = &g.node[0].attribute;
+    assert_eq!(a[0].tensors.len(), 2);
+    assert_eq!(a[0].tensors[1].name.as_deref(), Some("k"));
+    assert_eq!(a[0].r#type, Some(AttributeType::Tensors as i32));
+    assert_eq!(a[1].graphs.len(), 2);
+    assert_eq!(a[1].graphs[1].node.len(), 1);
+    assert_eq!(a[2].type_protos.len(), 2);
+    let text = print_graph(&g);
+    assert_eq!(parse_graph(&text).unwrap(), g, "{text}");
+}
+
+use crate::proto::attribute_proto::AttributeType;
+
+#[test]
+fn parse_graph_and_trailing_text() {
+    assert!(parse_graph("g (float x) => (float y) { y = Relu(x) }").is_ok());
+    let e = parse_graph("g (float x) => (float y) { y = Relu(x) } extra").unwrap_err();
+    assert!(e.message.contains("end of the text"), "{e}");
+    let e =
+        parse_model("g () => () {}\n<domain: \"d\"> F (x) => (y) { y = Neg(x) }\n}").unwrap_err();
+    assert_eq!(e.line, 3);
+    let e = parse_model("g () => () { y = Op <a = 1> (x) <b = 2> }").unwrap_err();
+    assert!(e.message.contains("both before and after"), "{e}");
+    let e = parse_model("g () => () <float[] c = {1}> {}").unwrap_err();
+    assert!(e.message.contains("tensor shape"), "{e}");
+}
+
+#[test]
+fn empty_slots() {
+    let g = parse_graph("g () => () { , a, = Op(x, , y,) }").unwrap();
+    assert_eq!(g.node[0].output, ["", "a"]);
+    assert_eq!(g.node[0].input, ["x", "", "y"]);
+    let text = print_graph(&g);
+    assert_eq!(parse_graph(&text).unwrap(), g, "{text}");
+}
+
+#[test]
+fn pretty_details() {
+    let m = parse_model(
+        r#"<ir_version: 10, opset_import: ["" : 18, "local": 1]>
+g (bool c, float[N] x) => (float[N] y)
+{
+  [n1] t = local.F <axis = 1, perm = [1, 0]> (x)
+  a, b = Split(t)
+  y = If (c) <then_branch = th () => (float[N] o) { o = Neg(a) }, else_branch = el () => (float[N] o) { o = Abs(b) }>
+}
+<domain: "local"> F <axis> (x) => (y) { y = Identity(x) }
+"#,
+    )
+    .unwrap();
+    let p = pretty(&m);
+    let expected = "opset: domain='' version=18
+opset: domain='local' version=1
+graph: name='g'
+input: bool[] c
+input: float[N] x
+0: local.F(x) <axis=1, perm=[1, 0]> -> t  [n1]
+1: Split(t) -> a, b
+2: If(c) <then_branch=graph, else_branch=graph> -> y
+  then_branch:
+    graph: name='th'
+    0: Neg(a) -> o
+    output: float[N] o
+  else_branch:
+    graph: name='el'
+    0: Abs(b) -> o
+    output: float[N] o
+output: float[N] y
+function: local.F(x) -> y <axis>
+  0: Identity(x) -> y
+";
+    assert_eq!(p, expected);
+}
