@@ -399,6 +399,7 @@ fn dims_json(dims: Option<&[Dim]>) -> Json {
 fn shape_text(dims: Option<&[Dim]>) -> String {
     match dims {
         None => "?".into(),
+        Some(d) if d.len() == 1 => format!("({},)", shape::format_dims(d)),
         Some(d) => format!("({})", shape::format_dims(d).replace(',', ", ")),
     }
 }
@@ -1012,7 +1013,7 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
             "data_type": e.data_type,
             "shape": e.shape,
             "value_count": e.value_count,
-            "values": e.values.iter().map(|&v| json_number(v)).collect::<Vec<_>>(),
+            "values": event_values_json(e),
             "string_values": e.string_values,
             "truncated": e.truncated,
             "node": node_json.clone().unwrap_or(Json::Null),
@@ -1076,6 +1077,21 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
     }
     emit(s, a, d);
     Ok(Flow::Continue)
+}
+
+/// Event values as JSON numbers: integers for integer and bool tensors.
+fn event_values_json(e: &crate::runtime::Event) -> Vec<Json> {
+    let int = DataType::from_code(e.data_type).is_some_and(|t| t.is_int() || t == DataType::Bool);
+    e.values
+        .iter()
+        .map(|&v| {
+            if int && v.fract() == 0.0 && v.abs() < 9.007e15 {
+                json!(v as i64)
+            } else {
+                json_number(v)
+            }
+        })
+        .collect()
 }
 
 fn cmd_check(s: &mut Session, a: &Args) -> R<Flow> {

@@ -36,9 +36,27 @@ pub fn bracket_depth(text: &str) -> i64 {
     depth
 }
 
-/// True when `text` needs more lines to close its brackets.
+/// True when a command needs more lines: its brackets are unclosed, or it
+/// is a `parse` whose model text stops before the model ends (the parser
+/// reached the end of the text).
 pub fn is_incomplete(text: &str) -> bool {
-    bracket_depth(text) > 0
+    if bracket_depth(text) > 0 {
+        return true;
+    }
+    let t = text.trim_start();
+    let Some(body) = t.strip_prefix("parse") else {
+        return false;
+    };
+    if !(body.is_empty() || body.starts_with(char::is_whitespace)) {
+        return false;
+    }
+    if body.trim().is_empty() {
+        return true;
+    }
+    match crate::text::parse_model(body) {
+        Ok(_) => false,
+        Err(e) => e.message.contains("found the end of the text"),
+    }
 }
 
 /// Removes a `#` comment (outside strings) from the end of a line.
@@ -176,6 +194,9 @@ mod tests {
         assert!(!is_incomplete("parse a { y = Op(x) }"));
         assert!(!is_incomplete("eval \"(\""));
         assert!(!is_incomplete("eval 1 # ("));
+        assert!(is_incomplete("parse <ir_version: 10>"));
+        assert!(is_incomplete("parse <ir_version: 10>\nagraph (float[N] x) => (y)"));
+        assert!(!is_incomplete("parse g (float[N] x) => (y) { y = Relu(x) }"));
     }
 
     #[test]
