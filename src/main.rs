@@ -76,7 +76,11 @@ fn run_test(args: &[String]) -> ExitCode {
     if json {
         out(&serde_json::to_string_pretty(&results).unwrap_or_default());
     } else {
-        out(&format!("{} passed, {} failed", results.len() - failed, failed));
+        out(&format!(
+            "{} passed, {} failed",
+            results.len() - failed,
+            failed
+        ));
     }
     if failed == 0 {
         ExitCode::SUCCESS
@@ -87,20 +91,27 @@ fn run_test(args: &[String]) -> ExitCode {
 
 fn interactive(s: &mut Session, color: bool) -> ExitCode {
     let config = rustyline::Config::builder().auto_add_history(true).build();
-    let mut ed = match rustyline::Editor::<ShellHelper, rustyline::history::DefaultHistory>::with_config(config) {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("error: cannot start the line editor: {e}");
-            return ExitCode::from(1);
-        }
-    };
+    let mut ed =
+        match rustyline::Editor::<ShellHelper, rustyline::history::DefaultHistory>::with_config(
+            config,
+        ) {
+            Ok(e) => e,
+            Err(e) => {
+                eprintln!("error: cannot start the line editor: {e}");
+                return ExitCode::from(1);
+            }
+        };
     ed.set_helper(Some(ShellHelper::default()));
     let history = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".onnx_light_history"));
     if let Some(h) = &history {
         let _ = ed.load_history(h);
     }
     out("onnx-light — an interactive shell for ONNX models. 'help' lists the commands.");
-    let prompt = if color { "\x1b[1;36monnx>\x1b[0m ".to_string() } else { "onnx> ".to_string() };
+    let prompt = if color {
+        "\x1b[1;36monnx>\x1b[0m ".to_string()
+    } else {
+        "onnx> ".to_string()
+    };
     loop {
         match ed.readline(&prompt) {
             Ok(line) => match s.execute(&line) {
@@ -159,7 +170,8 @@ fn main() -> ExitCode {
         scripts: vec![],
         inline: vec![],
         keep_going: false,
-        color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        color: std::io::stdout().is_terminal()
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
     };
     let mut i = 0;
     while i < args.len() {

@@ -162,7 +162,11 @@ fn parse_args(c: &Command, text: &str) -> R<Args> {
                 let toks = lex::tokens(&rest);
                 let n = toks.len();
                 if n >= 2 && (toks[n - 2] == "--format" || toks[n - 2] == "--out") {
-                    let name = if toks[n - 2] == "--format" { "format" } else { "out" };
+                    let name = if toks[n - 2] == "--format" {
+                        "format"
+                    } else {
+                        "out"
+                    };
                     flags.insert(name, Some(toks[n - 1].clone()));
                     let cut = rest.rfind(&toks[n - 2]).unwrap_or(rest.len());
                     rest = rest[..cut].trim_end().to_string();
@@ -185,7 +189,10 @@ fn parse_args(c: &Command, text: &str) -> R<Args> {
     let mut i = 0;
     while i < toks.len() {
         let t = &toks[i];
-        if let Some(body) = t.strip_prefix("--").filter(|b| !b.is_empty() && !b.starts_with('-')) {
+        if let Some(body) = t
+            .strip_prefix("--")
+            .filter(|b| !b.is_empty() && !b.starts_with('-'))
+        {
             let (name, inline) = match body.split_once('=') {
                 Some((n, v)) => (n, Some(v.to_string())),
                 None => (body, None),
@@ -195,7 +202,11 @@ fn parse_args(c: &Command, text: &str) -> R<Args> {
                 CmdError(if known.is_empty() {
                     format!("{}: unknown flag --{name} (it takes no flags)", c.name)
                 } else {
-                    format!("{}: unknown flag --{name} (flags: {})", c.name, known.join(", "))
+                    format!(
+                        "{}: unknown flag --{name} (flags: {})",
+                        c.name,
+                        known.join(", ")
+                    )
                 })
             })?;
             let v = if f.value.is_some() {
@@ -204,7 +215,10 @@ fn parse_args(c: &Command, text: &str) -> R<Args> {
                     None => {
                         i += 1;
                         Some(toks.get(i).cloned().ok_or_else(|| {
-                            CmdError(format!("--{name} needs a value ({})", f.value.unwrap_or("")))
+                            CmdError(format!(
+                                "--{name} needs a value ({})",
+                                f.value.unwrap_or("")
+                            ))
                         })?)
                     }
                 }
@@ -317,12 +331,16 @@ fn cmd_load(s: &mut Session, a: &Args) -> R<Flow> {
     let model = if is_binary {
         proto::load_model(path).map_err(|e| CmdError(e.to_string()))?
     } else {
-        let text = String::from_utf8(bytes).map_err(|_| CmdError(format!("{p}: not UTF-8 text")))?;
+        let text =
+            String::from_utf8(bytes).map_err(|_| CmdError(format!("{p}: not UTF-8 text")))?;
         text::parse_model(&text).map_err(|e| CmdError(format!("{p}: {e}")))?
     };
     let msg = format!("loaded {p}: {}", summary(&model));
-    s.set_model(model, &p);
+    let note = s.set_model(model, &p);
     s.say(msg);
+    if let Some(n) = note {
+        s.say(n);
+    }
     Ok(Flow::Continue)
 }
 
@@ -333,8 +351,11 @@ fn cmd_parse(s: &mut Session, a: &Args) -> R<Flow> {
     }
     let model = text::parse_model(t).map_err(|e| CmdError(e.to_string()))?;
     let msg = format!("parsed {}", summary(&model));
-    s.set_model(model, "<parse>");
+    let note = s.set_model(model, "<parse>");
     s.say(msg);
+    if let Some(n) = note {
+        s.say(n);
+    }
     Ok(Flow::Continue)
 }
 
@@ -345,7 +366,9 @@ fn cmd_save(s: &mut Session, a: &Args) -> R<Flow> {
     if p.ends_with(".onnx") {
         let threshold = match a.value("external-threshold") {
             Some(v) => Some(v.parse::<usize>().map_err(|_| {
-                CmdError(format!("--external-threshold expects a byte count, got '{v}'"))
+                CmdError(format!(
+                    "--external-threshold expects a byte count, got '{v}'"
+                ))
             })?),
             None => None,
         };
@@ -427,7 +450,8 @@ fn cmd_infer(s: &mut Session, a: &Args) -> R<Flow> {
         } else {
             format!("{}:{}", v.scope, v.name)
         };
-        d.rows.push(vec![name, v.ty.display(), v.source.name().into()]);
+        d.rows
+            .push(vec![name, v.ty.display(), v.source.name().into()]);
         let mut o = json!({
             "name": v.name,
             "elem_type": v.ty.elem().map(|e| e.name()).unwrap_or(match &v.ty {
@@ -506,7 +530,9 @@ fn cmd_let(s: &mut Session, a: &Args) -> R<Flow> {
         .ok_or_else(|| CmdError("usage: let NAME = EXPR".into()))?;
     let name = name.trim();
     if !crate::expr::is_identifier(name) {
-        return Err(CmdError(format!("'{name}' is not a symbol name (letters, digits, _)")));
+        return Err(CmdError(format!(
+            "'{name}' is not a symbol name (letters, digits, _)"
+        )));
     }
     let e = parse_expr(value)?;
     let v = e
@@ -544,12 +570,19 @@ fn cmd_eval(s: &mut Session, a: &Args) -> R<Flow> {
         let v = e.eval(&b).map_err(|err| CmdError(err.to_string()))?;
         (v.to_string(), json!({"expr": t, "value": v}))
     } else {
-        (r.to_string(), json!({"expr": t, "simplified": r.to_string()}))
+        (
+            r.to_string(),
+            json!({"expr": t, "simplified": r.to_string()}),
+        )
     };
     if a.format == Format::Json {
         s.say(serde_json::to_string_pretty(&j).unwrap_or_default());
     } else if a.format == Format::Csv {
-        let key = if j.get("value").is_some() { "value" } else { "simplified" };
+        let key = if j.get("value").is_some() {
+            "value"
+        } else {
+            "simplified"
+        };
         s.say(format!("expr,{key}\n{},{}", csv_cell(t), csv_cell(&text)));
     } else {
         s.say(text);
@@ -633,8 +666,7 @@ fn cmd_shapes(s: &mut Session, a: &Args) -> R<Flow> {
 fn declared_inputs(s: &Session) -> R<Vec<(String, Option<TypeInfo>, bool)>> {
     let m = s.model()?;
     let g = m.graph.as_ref().ok_or("the model has no graph")?;
-    let inits: std::collections::HashSet<&str> =
-        g.initializer.iter().map(|t| t.name()).collect();
+    let inits: std::collections::HashSet<&str> = g.initializer.iter().map(|t| t.name()).collect();
     Ok(g.input
         .iter()
         .map(|i| {
@@ -701,7 +733,11 @@ fn cmd_set(s: &mut Session, a: &Args) -> R<Flow> {
     let (name, expr) =
         split_assignment(&a.rest).ok_or_else(|| CmdError("usage: set NAME = TENSOR".into()))?;
     set_input(s, &name, &expr)?;
-    let desc = s.inputs.get(&name).map(|v| v.describe()).unwrap_or_default();
+    let desc = s
+        .inputs
+        .get(&name)
+        .map(|v| v.describe())
+        .unwrap_or_default();
     s.say(format!("{} = {desc}", quote_name(&name)));
     Ok(Flow::Continue)
 }
@@ -784,9 +820,8 @@ fn plan(s: &mut Session) -> R<Arc<Plan>> {
 
 fn assignments(s: &mut Session, a: &Args) -> R<()> {
     for tok in lex::tokens(&a.rest) {
-        let (name, expr) = split_assignment(&tok).ok_or_else(|| {
-            CmdError(format!("expected NAME=TENSOR, got '{tok}'"))
-        })?;
+        let (name, expr) = split_assignment(&tok)
+            .ok_or_else(|| CmdError(format!("expected NAME=TENSOR, got '{tok}'")))?;
         set_input(s, &name, &expr)?;
     }
     Ok(())
@@ -890,7 +925,11 @@ fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
     match found {
         Some(v) => {
             let prec = s.config.precision;
-            s.say(format!("{} =\n{}", quote_name(&name), render_value(&v, prec)));
+            s.say(format!(
+                "{} =\n{}",
+                quote_name(&name),
+                render_value(&v, prec)
+            ));
             Ok(Flow::Continue)
         }
         None => {
@@ -900,7 +939,9 @@ fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
                     .any(|e| e.action == EventAction::Remove && e.name == name)
             });
             Err(CmdError(if released {
-                format!("'{name}' was released during the last run (run with --no-release to keep it)")
+                format!(
+                    "'{name}' was released during the last run (run with --no-release to keep it)"
+                )
             } else {
                 format!("no value named '{name}' (not an input, output, initializer, or value held after the run)")
             }))
@@ -959,7 +1000,12 @@ fn cmd_bench(s: &mut Session, a: &Args) -> R<Flow> {
 
 // ------------------------------------------------------------------ events
 
-fn list_filter<T>(v: Option<&str>, parse: fn(&str) -> Option<T>, what: &str, all: &str) -> R<Option<Vec<T>>> {
+fn list_filter<T>(
+    v: Option<&str>,
+    parse: fn(&str) -> Option<T>,
+    what: &str,
+    all: &str,
+) -> R<Option<Vec<T>>> {
     match v {
         None => Ok(None),
         Some(v) => v
@@ -980,9 +1026,21 @@ fn last_run(s: &Session) -> R<&crate::runtime::RunResult> {
 
 fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
     no_args("events", a)?;
-    let actions = list_filter(a.value("action"), EventAction::from_name, "action", "add, replace, remove, run_node")?;
-    let kinds = list_filter(a.value("kind"), EventKind::from_name, "kind", "input, initializer, intermediate, output, node")?;
-    let name = a.value("name").map(|n| unquote_name(n).unwrap_or_else(|_| n.to_string()));
+    let actions = list_filter(
+        a.value("action"),
+        EventAction::from_name,
+        "action",
+        "add, replace, remove, run_node",
+    )?;
+    let kinds = list_filter(
+        a.value("kind"),
+        EventKind::from_name,
+        "kind",
+        "input, initializer, intermediate, output, node",
+    )?;
+    let name = a
+        .value("name")
+        .map(|n| unquote_name(n).unwrap_or_else(|_| n.to_string()));
     let run = last_run(s)?;
     if run.events.is_empty() && !s.config.events {
         return Err("the last run recorded no events ('config events on' to record them)".into());
@@ -995,16 +1053,28 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
         .filter(|e| name.as_ref().is_none_or(|n| &e.name == n))
         .collect();
     let headers = [
-        "index", "action", "kind", "name", "data_type", "shape", "value_count", "values",
-        "string_values", "truncated", "node", "elapsed_us", "depth", "scope",
+        "index",
+        "action",
+        "kind",
+        "name",
+        "data_type",
+        "shape",
+        "value_count",
+        "values",
+        "string_values",
+        "truncated",
+        "node",
+        "elapsed_us",
+        "depth",
+        "scope",
     ];
     let mut d = Data::new(&headers, Json::Null);
     let mut arr = Vec::with_capacity(evs.len());
     let prec = s.config.precision;
     for e in &evs {
-        let node_json = e.node.as_ref().map(|n| {
-            json!({"index": n.index, "op_type": n.op_type, "domain": n.domain, "name": n.name})
-        });
+        let node_json = e.node.as_ref().map(
+            |n| json!({"index": n.index, "op_type": n.op_type, "domain": n.domain, "name": n.name}),
+        );
         arr.push(json!({
             "index": e.index,
             "action": e.action.name(),
@@ -1022,8 +1092,20 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
             "scope": e.scope,
         }));
         let vals = if e.string_values.is_empty() {
-            let v: Vec<String> = e.values.iter().map(|&x| crate::tensor::format_scalar(x, prec)).collect();
-            if v.is_empty() { String::new() } else { format!("[{}]{}", v.join(", "), if e.truncated { " ..." } else { "" }) }
+            let v: Vec<String> = e
+                .values
+                .iter()
+                .map(|&x| crate::tensor::format_scalar(x, prec))
+                .collect();
+            if v.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "[{}]{}",
+                    v.join(", "),
+                    if e.truncated { " ..." } else { "" }
+                )
+            }
         } else {
             format!("{:?}", e.string_values)
         };
@@ -1031,7 +1113,11 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
             .node
             .as_ref()
             .map(|n| {
-                let op = if n.domain.is_empty() { n.op_type.clone() } else { format!("{}.{}", n.domain, n.op_type) };
+                let op = if n.domain.is_empty() {
+                    n.op_type.clone()
+                } else {
+                    format!("{}.{}", n.domain, n.op_type)
+                };
                 format!("#{} {op}", n.index)
             })
             .unwrap_or_default();
@@ -1058,21 +1144,42 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
         let keep: Vec<usize> = (0..headers.len())
             .filter(|&i| {
                 matches!(headers[i], "index" | "action" | "kind" | "name" | "shape")
-                    || d.rows.iter().any(|r| !r[i].is_empty() && r[i] != "false" && !(headers[i] == "depth" && r[i] == "0"))
+                    || d.rows.iter().any(|r| {
+                        !r[i].is_empty()
+                            && r[i] != "false"
+                            && !(headers[i] == "depth" && r[i] == "0")
+                    })
             })
             .collect();
         let h: Vec<String> = keep.iter().map(|&i| headers[i].to_string()).collect();
-        let rows: Vec<Vec<String>> = d.rows.iter().map(|r| keep.iter().map(|&i| r[i].clone()).collect()).collect();
+        let rows: Vec<Vec<String>> = d
+            .rows
+            .iter()
+            .map(|r| keep.iter().map(|&i| r[i].clone()).collect())
+            .collect();
         let mut t = super::render::table(&h, &rows);
-        t.push_str(&format!("\n{} event{}", rows.len(), if rows.len() == 1 { "" } else { "s" }));
+        t.push_str(&format!(
+            "\n{} event{}",
+            rows.len(),
+            if rows.len() == 1 { "" } else { "s" }
+        ));
         s.say(t);
         return Ok(Flow::Continue);
     }
     if a.format == Format::Csv {
         for (r, e) in d.rows.iter_mut().zip(&evs) {
-            r[7] = e.values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" ");
+            r[7] = e
+                .values
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(" ");
             r[8] = e.string_values.join(" ");
-            r[10] = e.node.as_ref().map(|n| format!("{}:{}:{}:{}", n.index, n.domain, n.op_type, n.name)).unwrap_or_default();
+            r[10] = e
+                .node
+                .as_ref()
+                .map(|n| format!("{}:{}:{}:{}", n.index, n.domain, n.op_type, n.name))
+                .unwrap_or_default();
         }
     }
     emit(s, a, d);
@@ -1115,7 +1222,12 @@ fn cmd_check(s: &mut Session, a: &Args) -> R<Flow> {
         if let Some(g) = &m.graph {
             for n in &g.node {
                 for o in &n.output {
-                    let v = run.outputs.iter().find(|(k, _)| k == o).map(|(_, v)| v).or_else(|| run.held.get(o));
+                    let v = run
+                        .outputs
+                        .iter()
+                        .find(|(k, _)| k == o)
+                        .map(|(_, v)| v)
+                        .or_else(|| run.held.get(o));
                     if let Some(Value::Tensor(t)) = v {
                         produced.push((o.clone(), t.shape().to_vec()));
                     }
@@ -1124,7 +1236,10 @@ fn cmd_check(s: &mut Session, a: &Args) -> R<Flow> {
         }
     }
     let r = s.report.as_ref().ok_or("no inference report")?;
-    let mut d = Data::new(&["name", "runtime", "inferred", "resolved", "status"], Json::Null);
+    let mut d = Data::new(
+        &["name", "runtime", "inferred", "resolved", "status"],
+        Json::Null,
+    );
     let mut arr = Vec::new();
     let (mut ok, mut bad, mut unknown) = (0, 0, 0);
     for (name, rt) in produced {
@@ -1139,7 +1254,14 @@ fn cmd_check(s: &mut Session, a: &Args) -> R<Flow> {
                     "MISMATCH"
                 }
             }
-            Some(rv) if rv.iter().zip(&rt).any(|(x, &y)| x.is_some_and(|x| x != y as i64)) => "MISMATCH",
+            Some(rv)
+                if rv
+                    .iter()
+                    .zip(&rt)
+                    .any(|(x, &y)| x.is_some_and(|x| x != y as i64)) =>
+            {
+                "MISMATCH"
+            }
             _ => "UNKNOWN",
         };
         match status {
@@ -1163,7 +1285,8 @@ fn cmd_check(s: &mut Session, a: &Args) -> R<Flow> {
         ]);
     }
     d.json = Json::Array(arr);
-    d.footer.push(format!("{ok} OK, {bad} MISMATCH, {unknown} UNKNOWN"));
+    d.footer
+        .push(format!("{ok} OK, {bad} MISMATCH, {unknown} UNKNOWN"));
     emit(s, a, d);
     Ok(Flow::Continue)
 }
@@ -1195,7 +1318,14 @@ fn cmd_config(s: &mut Session, a: &Args) -> R<Flow> {
             _ => return None,
         })
     };
-    const KEYS: [&str; 6] = ["events", "release", "max-values", "precision", "seed", "threads"];
+    const KEYS: [&str; 6] = [
+        "events",
+        "release",
+        "max-values",
+        "precision",
+        "seed",
+        "threads",
+    ];
     match toks.as_slice() {
         [] => {
             let lines: Vec<String> = KEYS
@@ -1205,14 +1335,15 @@ fn cmd_config(s: &mut Session, a: &Args) -> R<Flow> {
             s.say(lines.join("\n"));
         }
         [key] => {
-            let v = show(key, c).ok_or_else(|| {
-                CmdError(format!("unknown option '{key}' ({})", KEYS.join(", ")))
-            })?;
+            let v = show(key, c)
+                .ok_or_else(|| CmdError(format!("unknown option '{key}' ({})", KEYS.join(", "))))?;
             s.say(format!("{key} {v}"));
         }
         [key, value] => {
             let num = |v: &str| -> R<usize> {
-                v.parse().map_err(|_| CmdError(format!("{key} expects a non-negative integer, got '{v}'")))
+                v.parse().map_err(|_| {
+                    CmdError(format!("{key} expects a non-negative integer, got '{v}'"))
+                })
             };
             match key.as_str() {
                 "events" => s.config.events = on_off(value)?,
@@ -1226,7 +1357,9 @@ fn cmd_config(s: &mut Session, a: &Args) -> R<Flow> {
                     s.config.precision = p;
                 }
                 "seed" => {
-                    let v: u64 = value.parse().map_err(|_| CmdError(format!("seed expects an integer, got '{value}'")))?;
+                    let v: u64 = value
+                        .parse()
+                        .map_err(|_| CmdError(format!("seed expects an integer, got '{value}'")))?;
                     s.config.seed = v;
                     s.rng = Rng::new(v);
                 }
@@ -1243,7 +1376,10 @@ fn cmd_config(s: &mut Session, a: &Args) -> R<Flow> {
                     s.config.threads = Some(n);
                 }
                 other => {
-                    return Err(CmdError(format!("unknown option '{other}' ({})", KEYS.join(", "))))
+                    return Err(CmdError(format!(
+                        "unknown option '{other}' ({})",
+                        KEYS.join(", ")
+                    )))
                 }
             }
             let v = show(key, &s.config).unwrap_or_default();
@@ -1257,7 +1393,9 @@ fn cmd_config(s: &mut Session, a: &Args) -> R<Flow> {
 fn cmd_source(s: &mut Session, a: &Args) -> R<Flow> {
     let p = one_path("source", a)?;
     if s.source_depth >= 16 {
-        return Err(CmdError(format!("{p}: 'source' nested more than 16 deep (does a script source itself?)")));
+        return Err(CmdError(format!(
+            "{p}: 'source' nested more than 16 deep (does a script source itself?)"
+        )));
     }
     let text = super::read_script(Path::new(&p))?;
     let saved = std::mem::take(&mut s.out);
@@ -1292,7 +1430,12 @@ fn cmd_help(s: &mut Session, a: &Args) -> R<Flow> {
         let w = COMMANDS.iter().map(|c| c.usage.len()).max().unwrap_or(0);
         let mut lines = vec!["commands:".to_string()];
         for c in COMMANDS {
-            let first = c.help.split(". ").next().unwrap_or(c.help).trim_end_matches('.');
+            let first = c
+                .help
+                .split(". ")
+                .next()
+                .unwrap_or(c.help)
+                .trim_end_matches('.');
             lines.push(format!("  {:<w$}  {first}", c.usage));
         }
         lines.push(String::new());
@@ -1306,7 +1449,11 @@ fn cmd_help(s: &mut Session, a: &Args) -> R<Flow> {
             None => format!("unknown command '{topic}'"),
         })
     })?;
-    let mut lines = vec![format!("usage: {}", c.usage), String::new(), c.help.to_string()];
+    let mut lines = vec![
+        format!("usage: {}", c.usage),
+        String::new(),
+        c.help.to_string(),
+    ];
     if !c.aliases.is_empty() {
         lines.push(format!("aliases: {}", c.aliases.join(", ")));
     }

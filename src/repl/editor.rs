@@ -70,7 +70,14 @@ impl Completer for ShellHelper {
             return self.files.complete(line, pos, ctx);
         }
         if c.name == "config" {
-            let keys = ["events", "release", "max-values", "precision", "seed", "threads"];
+            let keys = [
+                "events",
+                "release",
+                "max-values",
+                "precision",
+                "seed",
+                "threads",
+            ];
             let v = keys
                 .iter()
                 .filter(|k| k.starts_with(word))

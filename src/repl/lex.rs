@@ -195,8 +195,12 @@ mod tests {
         assert!(!is_incomplete("eval \"(\""));
         assert!(!is_incomplete("eval 1 # ("));
         assert!(is_incomplete("parse <ir_version: 10>"));
-        assert!(is_incomplete("parse <ir_version: 10>\nagraph (float[N] x) => (y)"));
-        assert!(!is_incomplete("parse g (float[N] x) => (y) { y = Relu(x) }"));
+        assert!(is_incomplete(
+            "parse <ir_version: 10>\nagraph (float[N] x) => (y)"
+        ));
+        assert!(!is_incomplete(
+            "parse g (float[N] x) => (y) { y = Relu(x) }"
+        ));
     }
 
     #[test]

@@ -43,6 +43,11 @@ impl From<&str> for CmdError {
     }
 }
 
+/// The opset a model without any opset import is given.
+pub const DEFAULT_OPSET: i64 = 21;
+/// The IR version such a model is given.
+pub const DEFAULT_IR_VERSION: i64 = 10;
+
 /// `config` options.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -126,13 +131,29 @@ impl Session {
     }
 
     /// Replaces the model and forgets everything derived from the old one.
-    pub fn set_model(&mut self, m: ModelProto, source: &str) {
+    /// A model that imports no opset at all (text without a header) gets
+    /// the default domain at [`DEFAULT_OPSET`]; the returned note says so.
+    pub fn set_model(&mut self, mut m: ModelProto, source: &str) -> Option<String> {
+        let mut note = None;
+        if m.opset_import.is_empty() {
+            m.opset_import.push(crate::proto::OperatorSetIdProto {
+                domain: Some(String::new()),
+                version: Some(DEFAULT_OPSET),
+            });
+            if m.ir_version.is_none() {
+                m.ir_version = Some(DEFAULT_IR_VERSION);
+            }
+            note = Some(format!(
+                "note: the model imports no opset; using opset_import: [\"\" : {DEFAULT_OPSET}]"
+            ));
+        }
         self.model = Some(m);
         self.model_source = source.to_string();
         self.plan = None;
         self.report = None;
         self.inputs.clear();
         self.last_run = None;
+        note
     }
 
     /// Runs one command line (which may span lines) and returns its output.
@@ -258,5 +279,6 @@ pub fn run_script(
 /// Reads a script file, refusing what is not a readable text file.
 pub fn read_script(path: &Path) -> Result<String, CmdError> {
     let bytes = std::fs::read(path).map_err(|e| CmdError(format!("{}: {e}", path.display())))?;
-    String::from_utf8(bytes).map_err(|_| CmdError(format!("{}: not a UTF-8 text file", path.display())))
+    String::from_utf8(bytes)
+        .map_err(|_| CmdError(format!("{}: not a UTF-8 text file", path.display())))
 }

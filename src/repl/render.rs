@@ -17,9 +17,7 @@ impl Format {
             "table" => Ok(Format::Table),
             "json" => Ok(Format::Json),
             "csv" => Ok(Format::Csv),
-            other => Err(format!(
-                "unknown format '{other}' (table, json or csv)"
-            )),
+            other => Err(format!("unknown format '{other}' (table, json or csv)")),
         }
     }
 }

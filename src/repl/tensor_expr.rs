@@ -6,7 +6,7 @@
 use super::lex::split_top;
 use crate::expr::{Bindings, Expr};
 use crate::tensor::{self, DataType, Tensor, Value};
-use ndarray::{ArrayD, IxDyn};
+use ndarray::IxDyn;
 use std::path::Path;
 
 /// A seeded random generator (xorshift64*), so `config seed N` reproduces.
@@ -68,7 +68,10 @@ pub fn eval(text: &str, env: &mut Env) -> R<Value> {
 }
 
 /// Splits `head.m1(a).m2` into the head and the method calls.
-fn split_methods(text: &str) -> R<(String, Vec<(String, Option<String>)>)> {
+/// A method call: its name and its argument text (`None` without parentheses).
+type MethodCall = (String, Option<String>);
+
+fn split_methods(text: &str) -> R<(String, Vec<MethodCall>)> {
     let parts = split_top(text, |c| c == '.');
     // a '.' inside a number (2.5) is not a method: re-join numeric pieces
     let mut joined: Vec<String> = Vec::new();
@@ -80,7 +83,9 @@ fn split_methods(text: &str) -> R<(String, Vec<(String, Option<String>)>)> {
                 && l.chars()
                     .all(|c| c.is_ascii_digit() || c == '-' || c == '+' || c == 'e' || c == 'E')
         });
-        if joined.is_empty() || (prev_numeric && (starts_digit || p.is_empty() || p.starts_with('e'))) {
+        if joined.is_empty()
+            || (prev_numeric && (starts_digit || p.is_empty() || p.starts_with('e')))
+        {
             if let Some(l) = joined.last_mut().filter(|_| prev_numeric) {
                 l.push('.');
                 l.push_str(&p);
@@ -101,7 +106,10 @@ fn split_methods(text: &str) -> R<(String, Vec<(String, Option<String>)>)> {
                 if !m.ends_with(')') {
                     return Err(format!("malformed method call '.{m}'"));
                 }
-                methods.push((m[..i].trim().to_string(), Some(m[i + 1..m.len() - 1].to_string())));
+                methods.push((
+                    m[..i].trim().to_string(),
+                    Some(m[i + 1..m.len() - 1].to_string()),
+                ));
             }
             None => methods.push((m.to_string(), None)),
         }
@@ -121,7 +129,8 @@ fn args_of(text: &str) -> Vec<String> {
 
 fn dim(text: &str, env: &Env) -> R<i64> {
     let e = Expr::parse(text).map_err(|e| format!("dimension '{text}': {e}"))?;
-    e.eval(env.bindings).map_err(|e| format!("dimension '{text}': {e}"))
+    e.eval(env.bindings)
+        .map_err(|e| format!("dimension '{text}': {e}"))
 }
 
 /// Dimensions given either as `d1, d2, ...` or as one list `[d1, d2]`/`(d1, d2)`.
@@ -164,7 +173,8 @@ fn num(text: &str) -> R<f64> {
         "-inf" => return Ok(f64::NEG_INFINITY),
         _ => {}
     }
-    t.parse::<f64>().map_err(|_| format!("expected a number, got '{t}'"))
+    t.parse::<f64>()
+        .map_err(|_| format!("expected a number, got '{t}'"))
 }
 
 fn f64_tensor(shape: &[usize], v: Vec<f64>) -> R<Tensor> {
@@ -172,7 +182,10 @@ fn f64_tensor(shape: &[usize], v: Vec<f64>) -> R<Tensor> {
 }
 
 fn primary(text: &str, env: &mut Env) -> R<Tensor> {
-    if text.starts_with('(') && text.ends_with(')') && split_top(&text[1..text.len() - 1], |c| c == ',').len() == 1 {
+    if text.starts_with('(')
+        && text.ends_with(')')
+        && split_top(&text[1..text.len() - 1], |c| c == ',').len() == 1
+    {
         return match eval(&text[1..text.len() - 1], env)? {
             Value::Tensor(t) => Ok(t),
             _ => Err("expected a tensor".into()),
@@ -245,14 +258,14 @@ fn constructor(name: &str, args: &[String], env: &mut Env) -> R<Tensor> {
             if fill.len() != 1 {
                 return Err("full: the value must be a scalar".into());
             }
-            let n: usize = sh.iter().product();
+            if sh.is_empty() {
+                return fill.reshape(&[]).map_err(|e| e.0);
+            }
             let flat = fill.reshape(&[1]).map_err(|e| e.0)?;
-            let _ = n;
-            let out = crate::map_array!(&flat, a => {
-                let v = a[[0]].clone();
-                ArrayD::from_elem(IxDyn(&sh), v)
-            });
-            Ok(out)
+            Ok(crate::map_array!(&flat, a => a
+                .broadcast(IxDyn(&sh))
+                .ok_or("full: cannot broadcast the value")?
+                .to_owned()))
         }
         "eye" => {
             want(1..=1, "eye(n)")?;
@@ -347,7 +360,10 @@ fn method(t: Tensor, name: &str, args: Option<&str>, env: &mut Env) -> R<Tensor>
             } else {
                 let p = dims(&args, env, false)?;
                 let mut seen = vec![false; r];
-                if p.len() != r || p.iter().any(|&a| a as usize >= r || std::mem::replace(&mut seen[a as usize], true)) {
+                if p.len() != r
+                    || p.iter()
+                        .any(|&a| a as usize >= r || std::mem::replace(&mut seen[a as usize], true))
+                {
                     return Err(format!("transpose: {p:?} is not a permutation of {r} axes"));
                 }
                 p.into_iter().map(|a| a as usize).collect()
@@ -400,7 +416,10 @@ fn literal(text: &str) -> R<Tensor> {
         return Tensor::from_vec(&shape, v).map_err(|e| e.0);
     }
     if all_bool {
-        let v = flat.into_iter().map(|l| matches!(l, Lit::Bool(true))).collect();
+        let v = flat
+            .into_iter()
+            .map(|l| matches!(l, Lit::Bool(true)))
+            .collect();
         return Tensor::from_vec(&shape, v).map_err(|e| e.0);
     }
     let v: Vec<f64> = flat
@@ -453,7 +472,9 @@ fn parse_lit(t: &str) -> R<Lit> {
             .collect::<R<Vec<_>>>()?;
         return Ok(Lit::List(items));
     }
-    if (t.starts_with('"') && t.ends_with('"') || t.starts_with('\'') && t.ends_with('\'')) && t.len() >= 2 {
+    if (t.starts_with('"') && t.ends_with('"') || t.starts_with('\'') && t.ends_with('\''))
+        && t.len() >= 2
+    {
         return Ok(Lit::Str(t[1..t.len() - 1].replace("\\\"", "\"")));
     }
     match t {
@@ -482,9 +503,15 @@ pub fn read_npy(bytes: &[u8]) -> R<Tensor> {
         if bytes.len() < 12 {
             return Err("truncated .npy header".into());
         }
-        (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12)
+        (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        )
     };
-    let end = start.checked_add(hlen).filter(|&e| e <= bytes.len()).ok_or("truncated .npy header")?;
+    let end = start
+        .checked_add(hlen)
+        .filter(|&e| e <= bytes.len())
+        .ok_or("truncated .npy header")?;
     let header = String::from_utf8_lossy(&bytes[start..end]).to_string();
     let field = |key: &str| -> Option<String> {
         let i = header.find(&format!("'{key}'"))?;
@@ -504,9 +531,16 @@ pub fn read_npy(bytes: &[u8]) -> R<Tensor> {
         .ok_or("no 'shape' in the .npy header")?
         .split(',')
         .filter(|s| !s.trim().is_empty())
-        .map(|s| s.trim().parse::<usize>().map_err(|_| format!("bad shape entry '{s}'")))
+        .map(|s| {
+            s.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("bad shape entry '{s}'"))
+        })
         .collect::<R<_>>()?;
-    let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).ok_or("absurd shape")?;
+    let n = shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .ok_or("absurd shape")?;
     let data = &bytes[end..];
     if descr.starts_with('>') {
         return Err(format!("big-endian .npy data ({descr}) is not supported"));
@@ -589,19 +623,36 @@ mod tests {
         assert_eq!(ev("true").unwrap().dtype(), DataType::Bool);
         assert_eq!(ev("rand(N, 4)").unwrap().shape(), &[2, 4]);
         assert_eq!(ev("zeros(2,3).T").unwrap().shape(), &[3, 2]);
-        assert_eq!(ev("ones(2,3,4).transpose(2,0,1)").unwrap().shape(), &[4, 2, 3]);
-        assert_eq!(ev("arange(6).astype(float)").unwrap().dtype(), DataType::Float);
-        assert_eq!(ev("full([2, N], 7)").unwrap().to_i64_vec().unwrap(), vec![7; 4]);
+        assert_eq!(
+            ev("ones(2,3,4).transpose(2,0,1)").unwrap().shape(),
+            &[4, 2, 3]
+        );
+        assert_eq!(
+            ev("arange(6).astype(float)").unwrap().dtype(),
+            DataType::Float
+        );
+        assert_eq!(
+            ev("full([2, N], 7)").unwrap().to_i64_vec().unwrap(),
+            vec![7; 4]
+        );
         assert_eq!(ev("arange(12).reshape(-1, 3)").unwrap().shape(), &[4, 3]);
-        assert_eq!(ev("linspace(0, 1, 3)").unwrap().to_f64_vec().unwrap(), vec![0.0, 0.5, 1.0]);
-        assert_eq!(ev("eye(2)").unwrap().to_f64_vec().unwrap(), vec![1.0, 0.0, 0.0, 1.0]);
+        assert_eq!(
+            ev("linspace(0, 1, 3)").unwrap().to_f64_vec().unwrap(),
+            vec![0.0, 0.5, 1.0]
+        );
+        assert_eq!(
+            ev("eye(2)").unwrap().to_f64_vec().unwrap(),
+            vec![1.0, 0.0, 0.0, 1.0]
+        );
     }
 
     #[test]
     fn errors_are_clear() {
         assert!(ev("[[1, 2], [3]]").unwrap_err().contains("rectangular"));
         assert!(ev("rand(M)").unwrap_err().contains("M"));
-        assert!(ev("zeros(100000, 100000, 100000)").unwrap_err().contains("too large"));
+        assert!(ev("zeros(100000, 100000, 100000)")
+            .unwrap_err()
+            .contains("too large"));
         assert!(ev("arange(8).reshape(3, 3)").is_err());
         assert!(ev("foo(1)").unwrap_err().contains("unknown function"));
         assert!(ev("[1, 2").is_err());

@@ -138,7 +138,11 @@ pub fn compare_values(got: &Value, want: &Value) -> Result<(), String> {
         (Value::Tensor(g), Value::Tensor(w)) => compare_tensors(g, w),
         (Value::Sequence { items: g, .. }, Value::Sequence { items: w, .. }) => {
             if g.len() != w.len() {
-                return Err(format!("sequence of {} tensors, expected {}", g.len(), w.len()));
+                return Err(format!(
+                    "sequence of {} tensors, expected {}",
+                    g.len(),
+                    w.len()
+                ));
             }
             for (i, (a, b)) in g.iter().zip(w).enumerate() {
                 compare_tensors(a, b).map_err(|e| format!("item {i}: {e}"))?;
@@ -172,7 +176,12 @@ pub fn compare_tensors(g: &Tensor, w: &Tensor) -> Result<(), String> {
         return Err(format!("shape {:?}, expected {:?}", g.shape(), w.shape()));
     }
     if let (Tensor::Str(a), Tensor::Str(b)) = (g, w) {
-        if let Some((i, (x, y))) = a.iter().zip(b.iter()).enumerate().find(|(_, (x, y))| x != y) {
+        if let Some((i, (x, y))) = a
+            .iter()
+            .zip(b.iter())
+            .enumerate()
+            .find(|(_, (x, y))| x != y)
+        {
             return Err(format!("element {i} is {x:?}, expected {y:?}"));
         }
         return Ok(());

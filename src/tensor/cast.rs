@@ -50,11 +50,15 @@ impl Tensor {
         if let Tensor::Str(a) = self {
             let parsed: Result<Vec<f64>, _> = a.iter().map(|s| s.trim().parse::<f64>()).collect();
             let v = parsed.map_err(|_| TensorError::new("strings that are not numbers"))?;
-            return from_f64(to, ArrayD::from_shape_vec(shape, v).map_err(|e| TensorError::new(e.to_string()))?);
+            return from_f64(
+                to,
+                ArrayD::from_shape_vec(shape, v).map_err(|e| TensorError::new(e.to_string()))?,
+            );
         }
         if self.dtype().is_int() && to != DataType::String {
             if let Ok(v) = self.to_i64_vec() {
-                let a = ArrayD::from_shape_vec(shape, v).map_err(|e| TensorError::new(e.to_string()))?;
+                let a = ArrayD::from_shape_vec(shape, v)
+                    .map_err(|e| TensorError::new(e.to_string()))?;
                 return from_i64(to, a);
             }
         }

@@ -137,7 +137,11 @@ pub fn arith(op: Arith, a: &Tensor, b: &Tensor) -> Result<Tensor, KernelError> {
             b.dtype()
         );
     }
-    dispatch_num!(a, arith_typed(op, a, b), bail!("{op:?} does not accept {}", a.dtype()))
+    dispatch_num!(
+        a,
+        arith_typed(op, a, b),
+        bail!("{op:?} does not accept {}", a.dtype())
+    )
 }
 
 fn arith_kernel(op: Arith) -> Kernel {
@@ -173,7 +177,11 @@ fn relu_typed<T: Num>(t: &Tensor) -> Result<Tensor, KernelError> {
 pub fn relu(_: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(|_, ins| {
         let x = tensor_in(ins, 0)?;
-        let y = dispatch_num!(x, relu_typed(x), bail!("Relu does not accept {}", x.dtype()))?;
+        let y = dispatch_num!(
+            x,
+            relu_typed(x),
+            bail!("Relu does not accept {}", x.dtype())
+        )?;
         Ok(vec![Value::Tensor(y)])
     }))
 }

@@ -87,7 +87,11 @@ impl Gemm for f64 {
 
 fn matmul_typed<T: Gemm>(a: &Tensor, b: &Tensor) -> Result<Tensor, KernelError> {
     let (Some(x), Some(y)) = (T::view(a), T::view(b)) else {
-        bail!("MatMul operands must have one type, got {} and {}", a.dtype(), b.dtype());
+        bail!(
+            "MatMul operands must have one type, got {} and {}",
+            a.dtype(),
+            b.dtype()
+        );
     };
     Ok(T::wrap(matmul_arrays(x, y)?))
 }
@@ -95,7 +99,11 @@ fn matmul_typed<T: Gemm>(a: &Tensor, b: &Tensor) -> Result<Tensor, KernelError> 
 /// numpy `matmul` of two arrays.
 pub fn matmul_arrays<T: Gemm>(x: &ArrayD<T>, y: &ArrayD<T>) -> Result<ArrayD<T>, KernelError> {
     if x.ndim() == 0 || y.ndim() == 0 {
-        bail!("MatMul operands must have rank >= 1, got {:?} and {:?}", x.shape(), y.shape());
+        bail!(
+            "MatMul operands must have rank >= 1, got {:?} and {:?}",
+            x.shape(),
+            y.shape()
+        );
     }
     let mut xs = x.shape().to_vec();
     let mut ys = y.shape().to_vec();
@@ -170,7 +178,11 @@ pub fn matmul(_: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(|_, ins| {
         let a = tensor_in(ins, 0)?;
         let b = tensor_in(ins, 1)?;
-        let y = dispatch_num!(a, matmul_typed(a, b), bail!("MatMul does not accept {}", a.dtype()))?;
+        let y = dispatch_num!(
+            a,
+            matmul_typed(a, b),
+            bail!("MatMul does not accept {}", a.dtype())
+        )?;
         Ok(vec![Value::Tensor(y)])
     }))
 }

@@ -2,9 +2,9 @@
 
 use super::norm_axis;
 use crate::bail;
+use crate::map_array;
 use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{Tensor, Value};
-use crate::map_array;
 use ndarray::{Axis, IxDyn};
 
 /// The output shape of Reshape: `0` copies the input dimension (unless
@@ -126,8 +126,7 @@ pub fn concat_tensors(ts: &[&Tensor], axis: i64, first: &Tensor) -> Result<Tenso
             bail!("input {i} is {}, input 0 is {}", t.dtype(), first.dtype());
         }
         if t.rank() != r
-            || t
-                .shape()
+            || t.shape()
                 .iter()
                 .zip(first.shape())
                 .enumerate()

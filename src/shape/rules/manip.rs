@@ -16,7 +16,10 @@ pub fn reshape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     };
     let Some(target) = target else {
         // rank known from the shape input's length
-        let rank = cx.shape(1).and_then(|s| s.first().cloned().flatten()).and_then(|e| e.as_int());
+        let rank = cx
+            .shape(1)
+            .and_then(|s| s.first().cloned().flatten())
+            .and_then(|e| e.as_int());
         cx.set_tensor(0, elem, rank.map(|r| vec![None; r.max(0) as usize]));
         return Ok(());
     };
@@ -27,12 +30,18 @@ pub fn reshape(cx: &mut InferCtx) -> Result<(), ShapeError> {
         match t.as_int() {
             Some(-1) => {
                 if infer_at.replace(i).is_some() {
-                    return Err(ShapeError(format!("shape has more than one -1: {target:?}")));
+                    return Err(ShapeError(format!(
+                        "shape has more than one -1: {target:?}"
+                    )));
                 }
                 out.push(None);
             }
-            Some(0) if !allowzero => out.push(input.as_ref().and_then(|s| s.get(i).cloned().flatten())),
-            Some(v) if v < -1 => return Err(ShapeError(format!("shape has a negative dimension {v}"))),
+            Some(0) if !allowzero => {
+                out.push(input.as_ref().and_then(|s| s.get(i).cloned().flatten()))
+            }
+            Some(v) if v < -1 => {
+                return Err(ShapeError(format!("shape has a negative dimension {v}")))
+            }
             _ => out.push(Some(t.clone())),
         }
     }
@@ -59,25 +68,33 @@ pub fn reshape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     } else if let (Some(total), Some(want)) = (input.as_deref().and_then(product), product(&out)) {
         if let (Some(t), Some(w)) = (total.as_int(), want.as_int()) {
             if t != w {
-                return Err(ShapeError(format!(
-                    "cannot reshape {t} elements into {w}"
-                )));
+                return Err(ShapeError(format!("cannot reshape {t} elements into {w}")));
             }
         }
     }
     cx.set_tensor(0, elem, Some(out));
     if let Some(v) = cx.value(0).cloned() {
-        let shape: Option<Vec<usize>> = cx
-            .shape(0)
-            .map(|_| ())
-            .and(cx.input(0).and_then(|_| None));
+        let shape: Option<Vec<usize>> = cx.shape(0).map(|_| ()).and(cx.input(0).and_then(|_| None));
         let _ = shape;
         let n = v.values.len();
-        if let Some(Some(dims)) = cx.outputs.first().and_then(|o| o.as_ref().map(|t| t.shape().map(|s| s.to_vec()))) {
-            let ints: Option<Vec<usize>> = dims.iter().map(|d| d.as_ref().and_then(|e| e.as_int()).map(|x| x as usize)).collect();
+        if let Some(Some(dims)) = cx
+            .outputs
+            .first()
+            .and_then(|o| o.as_ref().map(|t| t.shape().map(|s| s.to_vec())))
+        {
+            let ints: Option<Vec<usize>> = dims
+                .iter()
+                .map(|d| d.as_ref().and_then(|e| e.as_int()).map(|x| x as usize))
+                .collect();
             if let Some(sh) = ints {
                 if sh.iter().product::<usize>() == n {
-                    cx.set_value(0, SymValue { shape: sh, values: v.values });
+                    cx.set_value(
+                        0,
+                        SymValue {
+                            shape: sh,
+                            values: v.values,
+                        },
+                    );
                 }
             }
         }
@@ -97,11 +114,17 @@ pub fn transpose(cx: &mut InferCtx) -> Result<(), ShapeError> {
             if p.len() != r {
                 return Err(ShapeError(format!("perm {p:?} does not match rank {r}")));
             }
-            p.iter().map(|&a| norm_axis(a, r)).collect::<Result<_, _>>()?
+            p.iter()
+                .map(|&a| norm_axis(a, r))
+                .collect::<Result<_, _>>()?
         }
         None => (0..r).rev().collect(),
     };
-    cx.set_tensor(0, elem, Some(perm.iter().map(|&a| shape[a].clone()).collect()));
+    cx.set_tensor(
+        0,
+        elem,
+        Some(perm.iter().map(|&a| shape[a].clone()).collect()),
+    );
     Ok(())
 }
 
