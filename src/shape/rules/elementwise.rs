@@ -95,3 +95,125 @@ pub fn identity(cx: &mut InferCtx) -> Result<(), ShapeError> {
     }
     Ok(())
 }
+
+/// Output 0: a broadcast of all inputs' shapes with element type `elem`.
+fn broadcast_as(cx: &mut InferCtx, elem: crate::tensor::DataType) -> Result<(), ShapeError> {
+    let mut shapes = Vec::new();
+    for i in 0..cx.num_inputs() {
+        if !cx.has_input(i) {
+            continue;
+        }
+        match cx.shape(i) {
+            Some(s) => shapes.push(s.to_vec()),
+            None => {
+                cx.set_tensor(0, elem, None);
+                return Ok(());
+            }
+        }
+    }
+    let refs: Vec<&[_]> = shapes.iter().map(|s| s.as_slice()).collect();
+    let out = broadcast(&refs)?;
+    cx.set_tensor(0, elem, Some(out));
+    Ok(())
+}
+
+/// Comparisons: the broadcast shape, bool elements.
+pub fn compare(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    broadcast_as(cx, crate::tensor::DataType::Bool)
+}
+
+/// Output 0 is bool with input 0's shape (IsNaN, IsInf).
+pub fn bool_like_input(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let shape = cx.shape(0).map(|s| s.to_vec());
+    cx.set_tensor(0, crate::tensor::DataType::Bool, shape);
+    Ok(())
+}
+
+/// Clip: the input's type and shape (bounds are scalars).
+pub fn clip(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    same_as_input(cx)
+}
+
+/// Where: the broadcast of condition, X and Y, with X's type.
+pub fn where_rule(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = match cx.elem(1) {
+        Some(e) => e,
+        None => cx.elem_req(2)?,
+    };
+    broadcast_as(cx, elem)
+}
+
+/// PRelu: X's type, the broadcast of X and slope.
+pub fn prelu(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    broadcast_inputs(cx)
+}
+
+fn dtype_of_code(code: i64, what: &str) -> Result<crate::tensor::DataType, ShapeError> {
+    i32::try_from(code)
+        .ok()
+        .and_then(crate::tensor::DataType::from_code)
+        .filter(|d| *d != crate::tensor::DataType::Undefined)
+        .ok_or_else(|| ShapeError(format!("{what} = {code} is not a data type")))
+}
+
+/// Cast: the `to` type with the input's shape; integer values propagate
+/// through integer-to-integer casts.
+pub fn cast(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let code = cx
+        .attrs
+        .int("to")
+        .ok_or_else(|| ShapeError("Cast: missing attribute 'to'".into()))?;
+    let to = dtype_of_code(code, "to")?;
+    let shape = cx.shape(0).map(|s| s.to_vec());
+    cx.set_tensor(0, to, shape);
+    let from_int = cx.elem(0).is_some_and(|e| e.is_int());
+    if from_int && to.is_int() {
+        if let Some(v) = cx.value(0).cloned() {
+            cx.set_value(0, v);
+        }
+    }
+    Ok(())
+}
+
+/// CastLike: input 1's type with input 0's shape.
+pub fn cast_like(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let to = cx.elem_req(1)?;
+    let shape = cx.shape(0).map(|s| s.to_vec());
+    cx.set_tensor(0, to, shape);
+    let from_int = cx.elem(0).is_some_and(|e| e.is_int());
+    if from_int && to.is_int() {
+        if let Some(v) = cx.value(0).cloned() {
+            cx.set_value(0, v);
+        }
+    }
+    Ok(())
+}
+
+/// QuantizeLinear: x's shape; the type of `output_dtype`, else of the zero
+/// point, else uint8.
+pub fn quantize_linear(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = match cx.attrs.int("output_dtype") {
+        Some(c) if c != 0 => dtype_of_code(c, "output_dtype")?,
+        _ => {
+            if cx.has_input(2) {
+                cx.elem_req(2)?
+            } else {
+                crate::tensor::DataType::Uint8
+            }
+        }
+    };
+    let shape = cx.shape(0).map(|s| s.to_vec());
+    cx.set_tensor(0, elem, shape);
+    Ok(())
+}
+
+/// DequantizeLinear: x's shape; the type of `output_dtype`, else of the scale.
+pub fn dequantize_linear(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = match cx.attrs.int("output_dtype") {
+        Some(c) if c != 0 => dtype_of_code(c, "output_dtype")?,
+        _ => cx.elem_req(1)?,
+    };
+    let shape = cx.shape(0).map(|s| s.to_vec());
+    cx.set_tensor(0, elem, shape);
+    Ok(())
+}
