@@ -183,8 +183,8 @@ pub fn encode_minifloat(dt: DataType, v: f64, saturate: bool) -> Option<u8> {
     if v.is_nan() {
         return Some(match s.nan {
             Some(n) => n,
-            // no NaN code: ml_dtypes-style float4 maps NaN to +max
-            None => max_c,
+            // no NaN code (float4e2m1): NaN becomes the sign bit alone (-0)
+            None => s.sign,
         });
     }
     let a = v.abs();
@@ -392,15 +392,17 @@ pub fn cast_tensor(t: &Tensor, to: DataType, opts: &CastOpts) -> Result<Tensor, 
             };
             let mask = (1u8 << bits) - 1;
             let codes: Vec<u8> = match &src {
-                // floats round to nearest even and saturate
+                // floats truncate toward zero; out of range (undefined
+                // by the spec) gives 0, as the reference does
                 Vals::F(f) => {
                     let (lo, hi) = sub_int_range(to).unwrap_or((0, 0));
                     f.iter()
                         .map(|&x| {
-                            let r = if x.is_nan() {
+                            let r = x.trunc();
+                            let r = if r.is_nan() || r < lo as f64 || r > hi as f64 {
                                 0
                             } else {
-                                (x.round_ties_even() as i128).clamp(lo, hi)
+                                r as i128
                             };
                             (r as u8) & mask
                         })
@@ -581,7 +583,7 @@ pub fn quantize_linear(info: &NodeInfo) -> Result<Kernel, KernelError> {
         };
         let zs = match zp {
             Some(z) => {
-                if z.shape() != scale.shape() {
+                if z.len() != scale.len() {
                     bail!("QuantizeLinear: zero point shape {:?} differs from scale shape {:?}", z.shape(), scale.shape());
                 }
                 z.to_f64_vec().unwrap_or_default()
@@ -649,7 +651,7 @@ pub fn dequantize_linear(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 if z.dtype() != x.dtype() {
                     bail!("DequantizeLinear: zero point type {} differs from x type {}", z.dtype(), x.dtype());
                 }
-                if z.shape() != scale.shape() {
+                if z.len() != scale.len() {
                     bail!("DequantizeLinear: zero point shape {:?} differs from scale shape {:?}", z.shape(), scale.shape());
                 }
                 z.to_f64_vec().unwrap_or_default()

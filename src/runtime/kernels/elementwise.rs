@@ -674,8 +674,16 @@ enum BitOp {
 fn bit_t<T: IntOps>(op: BitOp, a: &Tensor, b: &Tensor) -> Result<Tensor, KernelError> {
     let x: &ArrayD<T> = typed(a, "A")?;
     let y: &ArrayD<T> = typed(b, "B")?;
-    // a negative shift amount shifts by nothing: it is clamped to 0
-    let amount = |q: T| -> u32 { q.to_i128().clamp(0, 1024) as u32 };
+    // a negative shift amount (an unsigned huge one in two's complement)
+    // shifts every bit out, like an amount >= the width
+    let amount = |q: T| -> u32 {
+        let v = q.to_i128();
+        if v < 0 {
+            1024
+        } else {
+            v.min(1024) as u32
+        }
+    };
     let out = match op {
         BitOp::And => zip2(x, y, |p, q| p.bit_and(q))?,
         BitOp::Or => zip2(x, y, |p, q| p.bit_or(q))?,
