@@ -44,6 +44,8 @@ pub const TABLE: &[OpDef] = &[
     op!("Asinh", s::same_as_input, k::asinh),
     op!("Acosh", s::same_as_input, k::acosh),
     op!("Atanh", s::same_as_input, k::atanh),
+    op!("Tanh", s::same_as_input, k::tanh),
+    op!("Swish", s::same_as_input, k::swish),
     op!("Erf", s::same_as_input, k::erf_op),
     op!("Sigmoid", s::same_as_input, k::sigmoid),
     op!("HardSigmoid", s::same_as_input, k::hard_sigmoid),

@@ -437,7 +437,13 @@ float_ops!(
     mish => |v| v * softplus_f(v).tanh(),
     softplus => softplus_f,
     softsign => |v| v / (1.0 + v.abs()),
+    tanh => f64::tanh,
 );
+
+pub fn swish(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let alpha = info.attrs.float_or("alpha", 1.0) as f64;
+    Ok(float_kernel("Swish", move |v| v * sigmoid_f(alpha * v)))
+}
 
 fn sigmoid_f(v: f64) -> f64 {
     if v >= 0.0 {
