@@ -992,3 +992,157 @@ pub fn clip(info: &NodeInfo) -> Result<Kernel, KernelError> {
         Ok(vec![Value::Tensor(y)])
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::Attrs;
+    use crate::proto::{AttributeProto, NodeProto};
+
+    fn t<T: Elem>(shape: &[usize], v: Vec<T>) -> Tensor {
+        Tensor::from_vec(shape, v).unwrap()
+    }
+
+    fn run(op: &str, attrs: Vec<AttributeProto>, opset: i64, ins: &[Option<Tensor>]) -> Result<Tensor, KernelError> {
+        let node = NodeProto {
+            op_type: Some(op.into()),
+            attribute: attrs,
+            ..Default::default()
+        };
+        let compile = |_: &crate::proto::GraphProto| -> Result<std::sync::Arc<crate::runtime::Plan>, KernelError> {
+            Err(KernelError::new("no subgraphs"))
+        };
+        let info = NodeInfo {
+            node: &node,
+            opset,
+            attrs: Attrs::new(&node),
+            compile: &compile,
+        };
+        let def = crate::ops::lookup("", op, opset).expect("op in table");
+        let kernel = (def.kernel.expect("kernel"))(&info)?;
+        let vals: Vec<Option<Value>> = ins.iter().map(|o| o.clone().map(Value::Tensor)).collect();
+        let refs: Vec<Option<&Value>> = vals.iter().map(|v| v.as_ref()).collect();
+        let mut runner = |_: &crate::runtime::Plan, _: Vec<(String, Value)>| -> Result<Vec<Value>, KernelError> {
+            Err(KernelError::new("no subgraphs"))
+        };
+        let mut cx = crate::runtime::kernel::RunCtx { runner: &mut runner };
+        let mut out = kernel(&mut cx, &refs)?;
+        Ok(out.remove(0).into_tensor().expect("a tensor"))
+    }
+
+    fn int_attr(name: &str, v: i64) -> AttributeProto {
+        AttributeProto {
+            name: Some(name.into()),
+            i: Some(v),
+            r#type: Some(2),
+            ..Default::default()
+        }
+    }
+
+    fn str_attr(name: &str, v: &str) -> AttributeProto {
+        AttributeProto {
+            name: Some(name.into()),
+            s: Some(v.as_bytes().to_vec()),
+            r#type: Some(3),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn erf_matches_known_values() {
+        assert!((erf(0.5) - 0.520_499_877_813_046_5).abs() < 1e-14);
+        assert!((erf(-2.0) + 0.995_322_265_018_952_7).abs() < 1e-14);
+        assert!((erf(3.5) - 0.999_999_256_901_627_7).abs() < 1e-14);
+        assert!((erf(1e-5) / 1e-5 - std::f64::consts::FRAC_2_SQRT_PI).abs() < 1e-9);
+    }
+
+    #[test]
+    fn integer_mod_follows_the_divisor_sign_unless_fmod() {
+        let a = t(&[4], vec![-7i32, 7, -7, 7]);
+        let b = t(&[4], vec![3i32, -3, -3, 3]);
+        let m = run("Mod", vec![], 13, &[Some(a.clone()), Some(b.clone())]).unwrap();
+        assert_eq!(m.to_i64_vec().unwrap(), vec![2, -2, -1, 1]);
+        let f = run("Mod", vec![int_attr("fmod", 1)], 13, &[Some(a.clone()), Some(b)]).unwrap();
+        assert_eq!(f.to_i64_vec().unwrap(), vec![-1, 1, -1, 1]);
+        let zero = t(&[1], vec![0i32]);
+        let e = run("Mod", vec![], 13, &[Some(a), Some(zero)]).unwrap_err();
+        assert!(e.0.contains("zero"), "{e}");
+        // i8::MIN % -1 must not overflow
+        let m = run("Mod", vec![], 13, &[Some(t(&[1], vec![i8::MIN])), Some(t(&[1], vec![-1i8]))]).unwrap();
+        assert_eq!(m.to_i64_vec().unwrap(), vec![0]);
+    }
+
+    #[test]
+    fn shifts_beyond_the_width_and_negative_amounts() {
+        let x = t(&[3], vec![-8i8, 64, -8]);
+        let s = t(&[3], vec![9i8, 1, -1]);
+        let l = run("BitShift", vec![str_attr("direction", "LEFT")], 11, &[Some(x.clone()), Some(s.clone())]).unwrap();
+        assert_eq!(l.to_i64_vec().unwrap(), vec![0, -128, 0]);
+        let r = run("BitShift", vec![str_attr("direction", "RIGHT")], 11, &[Some(x), Some(s)]).unwrap();
+        assert_eq!(r.to_i64_vec().unwrap(), vec![-1, 32, -1]);
+    }
+
+    #[test]
+    fn integer_pow_is_exact_and_mixed_types_work() {
+        let b = t(&[2], vec![3i64, 1 << 20]);
+        let e = t(&[2], vec![3i64, 3]);
+        let p = run("Pow", vec![], 15, &[Some(b), Some(e)]).unwrap();
+        assert_eq!(p.to_i64_vec().unwrap(), vec![27, 1i64 << 60]);
+        let f = run("Pow", vec![], 15, &[Some(t(&[1], vec![2.0f32])), Some(t(&[1], vec![-1i32]))]).unwrap();
+        assert_eq!(f.to_f64_vec().unwrap(), vec![0.5]);
+    }
+
+    #[test]
+    fn max_propagates_nan_and_broadcasts() {
+        let a = t(&[2, 1], vec![f32::NAN, 1.0]);
+        let b = t(&[2], vec![0.0f32, 5.0]);
+        let m = run("Max", vec![], 13, &[Some(a), Some(b)]).unwrap();
+        assert_eq!(m.shape(), &[2, 2]);
+        let v = m.to_f64_vec().unwrap();
+        assert!(v[0].is_nan() && v[1].is_nan());
+        assert_eq!(&v[2..], &[1.0, 5.0]);
+    }
+
+    #[test]
+    fn clip_inputs_and_attributes() {
+        let x = t(&[3], vec![-5i8, 0, 9]);
+        let lo = t(&[], vec![-2i8]);
+        let y = run("Clip", vec![], 13, &[Some(x.clone()), Some(lo), None]).unwrap();
+        assert_eq!(y.to_i64_vec().unwrap(), vec![-2, 0, 9]);
+        // min > max: everything becomes max
+        let y = run("Clip", vec![], 13, &[Some(x), Some(t(&[], vec![3i8])), Some(t(&[], vec![1i8]))]).unwrap();
+        assert_eq!(y.to_i64_vec().unwrap(), vec![1, 1, 1]);
+        let attr = AttributeProto {
+            name: Some("max".into()),
+            f: Some(0.5),
+            r#type: Some(1),
+            ..Default::default()
+        };
+        let y = run("Clip", vec![attr], 6, &[Some(t(&[2], vec![-1.0f32, 2.0]))]).unwrap();
+        assert_eq!(y.to_f64_vec().unwrap(), vec![-1.0, 0.5]);
+    }
+
+    #[test]
+    fn where_and_comparisons_broadcast() {
+        let c = t(&[2], vec![true, false]);
+        let x = t(&[2, 1], vec![1i64, 2]);
+        let y = t(&[], vec![0i64]);
+        let w = run("Where", vec![], 16, &[Some(c), Some(x.clone()), Some(y.clone())]).unwrap();
+        assert_eq!(w.shape(), &[2, 2]);
+        assert_eq!(w.to_i64_vec().unwrap(), vec![1, 0, 2, 0]);
+        let g = run("Greater", vec![], 13, &[Some(x), Some(y)]).unwrap();
+        assert_eq!(g.dtype(), crate::tensor::DataType::Bool);
+        let bad = run("Less", vec![], 13, &[Some(t(&[1], vec![1i32])), Some(t(&[1], vec![1i64]))]);
+        assert!(bad.is_err());
+    }
+
+    #[test]
+    fn unary_ops_reject_wrong_types() {
+        assert!(run("Sqrt", vec![], 13, &[Some(t(&[1], vec![4i32]))]).is_err());
+        assert!(run("Neg", vec![], 13, &[Some(t(&[1], vec![4u8]))]).is_err());
+        let r = run("Round", vec![], 11, &[Some(t(&[4], vec![0.5f32, 1.5, 2.5, -2.5]))]).unwrap();
+        assert_eq!(r.to_f64_vec().unwrap(), vec![0.0, 2.0, 2.0, -2.0]);
+        let a = run("Abs", vec![], 13, &[Some(t(&[2], vec![i8::MIN, -3]))]).unwrap();
+        assert_eq!(a.to_i64_vec().unwrap(), vec![-128, 3]);
+    }
+}
