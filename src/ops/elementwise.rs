@@ -7,7 +7,13 @@ use crate::shape::rules::elementwise as s;
 
 macro_rules! op {
     ($name:literal, $shape:expr, $kernel:expr) => {
-        OpDef { domain: "", op_type: $name, since: 1, shape: Some($shape), kernel: Some($kernel) }
+        OpDef {
+            domain: "",
+            op_type: $name,
+            since: 1,
+            shape: Some($shape),
+            kernel: Some($kernel),
+        }
     };
 }
 
@@ -81,6 +87,10 @@ pub const TABLE: &[OpDef] = &[
     op!("Cast", s::cast, c::cast),
     op!("CastLike", s::cast_like, c::cast_like),
     op!("QuantizeLinear", s::quantize_linear, c::quantize_linear),
-    op!("DequantizeLinear", s::dequantize_linear, c::dequantize_linear),
+    op!(
+        "DequantizeLinear",
+        s::dequantize_linear,
+        c::dequantize_linear
+    ),
     op!("Identity", s::identity, k::identity),
 ];

@@ -477,7 +477,9 @@ fn param_index(
     let d = x_shape[a];
     if block <= 0 {
         if s_shape.len() != 1 || s_len != d {
-            bail!("per-axis scale of shape {s_shape:?} does not match axis {a} of input {x_shape:?}");
+            bail!(
+                "per-axis scale of shape {s_shape:?} does not match axis {a} of input {x_shape:?}"
+            );
         }
         return Ok((0..n).map(|i| (i / inner.max(1)) % d.max(1)).collect());
     }
@@ -567,24 +569,37 @@ pub fn quantize_linear(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let zp = opt_tensor_in(ins, 2)?;
         let out_t = match (out_attr, zp) {
             (Some(o), Some(z)) if o != z.dtype() => {
-                bail!("QuantizeLinear: output_dtype {o} differs from the zero point's type {}", z.dtype())
+                bail!(
+                    "QuantizeLinear: output_dtype {o} differs from the zero point's type {}",
+                    z.dtype()
+                )
             }
             (Some(o), _) => o,
             (None, Some(z)) => z.dtype(),
             (None, None) => DataType::Uint8,
         };
         if !(x.dtype().is_float() || x.dtype() == DataType::Int32) {
-            bail!("QuantizeLinear: x must be float or int32, got {}", x.dtype());
+            bail!(
+                "QuantizeLinear: x must be float or int32, got {}",
+                x.dtype()
+            );
         }
         let xs = x.to_f64_vec().unwrap_or_default();
         let ss = match scale.to_f64_vec() {
             Some(v) if scale.dtype().is_float() || scale.dtype() == DataType::Int32 => v,
-            _ => bail!("QuantizeLinear: scale must be numeric, got {}", scale.dtype()),
+            _ => bail!(
+                "QuantizeLinear: scale must be numeric, got {}",
+                scale.dtype()
+            ),
         };
         let zs = match zp {
             Some(z) => {
                 if z.len() != scale.len() {
-                    bail!("QuantizeLinear: zero point shape {:?} differs from scale shape {:?}", z.shape(), scale.shape());
+                    bail!(
+                        "QuantizeLinear: zero point shape {:?} differs from scale shape {:?}",
+                        z.shape(),
+                        scale.shape()
+                    );
                 }
                 z.to_f64_vec().unwrap_or_default()
             }
@@ -635,13 +650,22 @@ pub fn dequantize_linear(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let scale = tensor_in(ins, 1)?;
         let zp = opt_tensor_in(ins, 2)?;
         if !(x.dtype().is_int() || x.dtype().is_float8() || x.dtype() == DataType::Float4E2M1) {
-            bail!("DequantizeLinear: x must be a quantized type, got {}", x.dtype());
+            bail!(
+                "DequantizeLinear: x must be a quantized type, got {}",
+                x.dtype()
+            );
         }
         if !scale.dtype().is_float() {
-            bail!("DequantizeLinear: scale must be a float type, got {}", scale.dtype());
+            bail!(
+                "DequantizeLinear: scale must be a float type, got {}",
+                scale.dtype()
+            );
         }
         let out_t = out_attr.unwrap_or(scale.dtype());
-        if !matches!(out_t, DataType::Float | DataType::Float16 | DataType::Bfloat16 | DataType::Double) {
+        if !matches!(
+            out_t,
+            DataType::Float | DataType::Float16 | DataType::Bfloat16 | DataType::Double
+        ) {
             bail!("DequantizeLinear: output type {out_t} is not supported");
         }
         let xs = x.to_f64_vec().unwrap_or_default();
@@ -649,10 +673,18 @@ pub fn dequantize_linear(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let zs = match zp {
             Some(z) => {
                 if z.dtype() != x.dtype() {
-                    bail!("DequantizeLinear: zero point type {} differs from x type {}", z.dtype(), x.dtype());
+                    bail!(
+                        "DequantizeLinear: zero point type {} differs from x type {}",
+                        z.dtype(),
+                        x.dtype()
+                    );
                 }
                 if z.len() != scale.len() {
-                    bail!("DequantizeLinear: zero point shape {:?} differs from scale shape {:?}", z.shape(), scale.shape());
+                    bail!(
+                        "DequantizeLinear: zero point shape {:?} differs from scale shape {:?}",
+                        z.shape(),
+                        scale.shape()
+                    );
                 }
                 z.to_f64_vec().unwrap_or_default()
             }
@@ -704,9 +736,18 @@ mod tests {
     #[test]
     fn e5m2_overflow_gives_infinity_without_saturation() {
         let dt = DataType::Float8E5M2;
-        assert_eq!(back(dt, encode_minifloat(dt, f64::INFINITY, false).unwrap()), f64::INFINITY);
-        assert_eq!(back(dt, encode_minifloat(dt, f64::INFINITY, true).unwrap()), 57344.0);
-        assert_eq!(back(dt, encode_minifloat(dt, -1e9, false).unwrap()), f64::NEG_INFINITY);
+        assert_eq!(
+            back(dt, encode_minifloat(dt, f64::INFINITY, false).unwrap()),
+            f64::INFINITY
+        );
+        assert_eq!(
+            back(dt, encode_minifloat(dt, f64::INFINITY, true).unwrap()),
+            57344.0
+        );
+        assert_eq!(
+            back(dt, encode_minifloat(dt, -1e9, false).unwrap()),
+            f64::NEG_INFINITY
+        );
     }
 
     #[test]
@@ -728,7 +769,12 @@ mod tests {
         };
         let y = cast_tensor(&t, DataType::Int8, &opts).unwrap();
         assert_eq!(y.to_i64_vec().unwrap(), vec![-56, -1]);
-        let s = cast_tensor(&Tensor::from_vec(&[2], vec!["-inf".to_string(), "1e2".into()]).unwrap(), DataType::Float, &opts).unwrap();
+        let s = cast_tensor(
+            &Tensor::from_vec(&[2], vec!["-inf".to_string(), "1e2".into()]).unwrap(),
+            DataType::Float,
+            &opts,
+        )
+        .unwrap();
         assert_eq!(s.to_f64_vec().unwrap(), vec![f64::NEG_INFINITY, 100.0]);
     }
 

@@ -137,7 +137,11 @@ pub fn arith(op: Arith, a: &Tensor, b: &Tensor) -> Result<Tensor, KernelError> {
             b.dtype()
         );
     }
-    dispatch_num!(a, arith_typed(op, a, b), bail!("{op:?} does not accept {}", a.dtype()))
+    dispatch_num!(
+        a,
+        arith_typed(op, a, b),
+        bail!("{op:?} does not accept {}", a.dtype())
+    )
 }
 
 fn arith_kernel(op: Arith) -> Kernel {
@@ -173,7 +177,11 @@ fn relu_typed<T: Num>(t: &Tensor) -> Result<Tensor, KernelError> {
 pub fn relu(_: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(|_, ins| {
         let x = tensor_in(ins, 0)?;
-        let y = dispatch_num!(x, relu_typed(x), bail!("Relu does not accept {}", x.dtype()))?;
+        let y = dispatch_num!(
+            x,
+            relu_typed(x),
+            bail!("Relu does not accept {}", x.dtype())
+        )?;
         Ok(vec![Value::Tensor(y)])
     }))
 }
@@ -352,7 +360,13 @@ pub fn abs(_: &NodeInfo) -> Result<Kernel, KernelError> {
 pub fn neg(_: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(|_, ins| {
         let x = tensor_in(ins, 0)?;
-        if matches!(x.dtype(), crate::tensor::DataType::Uint8 | crate::tensor::DataType::Uint16 | crate::tensor::DataType::Uint32 | crate::tensor::DataType::Uint64) {
+        if matches!(
+            x.dtype(),
+            crate::tensor::DataType::Uint8
+                | crate::tensor::DataType::Uint16
+                | crate::tensor::DataType::Uint32
+                | crate::tensor::DataType::Uint64
+        ) {
             bail!("Neg does not accept {} (signed types only)", x.dtype());
         }
         let y = dispatch_num!(x, neg_t(x), bail!("Neg does not accept {}", x.dtype()))?;
@@ -465,17 +479,31 @@ fn softplus_f(v: f64) -> f64 {
 pub fn hard_sigmoid(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let alpha = info.attrs.float_or("alpha", 0.2) as f64;
     let beta = info.attrs.float_or("beta", 0.5) as f64;
-    Ok(float_kernel("HardSigmoid", move |v| (alpha * v + beta).clamp(0.0, 1.0)))
+    Ok(float_kernel("HardSigmoid", move |v| {
+        (alpha * v + beta).clamp(0.0, 1.0)
+    }))
 }
 
 pub fn leaky_relu(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let alpha = info.attrs.float_or("alpha", 0.01) as f64;
-    Ok(float_kernel("LeakyRelu", move |v| if v < 0.0 { alpha * v } else { v }))
+    Ok(float_kernel("LeakyRelu", move |v| {
+        if v < 0.0 {
+            alpha * v
+        } else {
+            v
+        }
+    }))
 }
 
 pub fn elu(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let alpha = info.attrs.float_or("alpha", 1.0) as f64;
-    Ok(float_kernel("Elu", move |v| if v < 0.0 { alpha * v.exp_m1() } else { v }))
+    Ok(float_kernel("Elu", move |v| {
+        if v < 0.0 {
+            alpha * v.exp_m1()
+        } else {
+            v
+        }
+    }))
 }
 
 pub fn selu(info: &NodeInfo) -> Result<Kernel, KernelError> {
@@ -516,7 +544,13 @@ pub fn gelu(info: &NodeInfo) -> Result<Kernel, KernelError> {
 
 pub fn thresholded_relu(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let alpha = info.attrs.float_or("alpha", 1.0) as f64;
-    Ok(float_kernel("ThresholdedRelu", move |v| if v > alpha { v } else { 0.0 }))
+    Ok(float_kernel("ThresholdedRelu", move |v| {
+        if v > alpha {
+            v
+        } else {
+            0.0
+        }
+    }))
 }
 
 pub fn is_nan(_: &NodeInfo) -> Result<Kernel, KernelError> {
@@ -527,7 +561,10 @@ pub fn is_nan(_: &NodeInfo) -> Result<Kernel, KernelError> {
         }
         let v = x.to_f64_vec().unwrap_or_default();
         let out: Vec<bool> = v.iter().map(|f| f.is_nan()).collect();
-        Ok(vec![Value::Tensor(bool::wrap(super::array(x.shape(), out)?))])
+        Ok(vec![Value::Tensor(bool::wrap(super::array(
+            x.shape(),
+            out,
+        )?))])
     }))
 }
 
@@ -544,7 +581,10 @@ pub fn is_inf(info: &NodeInfo) -> Result<Kernel, KernelError> {
             .iter()
             .map(|f| (pos && *f == f64::INFINITY) || (neg && *f == f64::NEG_INFINITY))
             .collect();
-        Ok(vec![Value::Tensor(bool::wrap(super::array(x.shape(), out)?))])
+        Ok(vec![Value::Tensor(bool::wrap(super::array(
+            x.shape(),
+            out,
+        )?))])
     }))
 }
 
@@ -597,7 +637,9 @@ pub fn pow(_: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(|_, ins| {
         let a = tensor_in(ins, 0)?;
         let b = tensor_in(ins, 1)?;
-        if b.dtype() == crate::tensor::DataType::String || b.dtype() == crate::tensor::DataType::Bool {
+        if b.dtype() == crate::tensor::DataType::String
+            || b.dtype() == crate::tensor::DataType::Bool
+        {
             bail!("Pow: exponent must be numeric, got {}", b.dtype());
         }
         let y = dispatch_num!(a, pow_t(a, b), bail!("Pow does not accept {}", a.dtype()))?;
@@ -657,12 +699,24 @@ pub fn modulo(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let a = tensor_in(ins, 0)?;
         let b = tensor_in(ins, 1)?;
         if a.dtype() != b.dtype() {
-            bail!("Mod: operands must have the same type, got {} and {}", a.dtype(), b.dtype());
+            bail!(
+                "Mod: operands must have the same type, got {} and {}",
+                a.dtype(),
+                b.dtype()
+            );
         }
         let y = if a.dtype().is_float() {
-            dispatch_float!(a, mod_float(a, b, fmod), bail!("Mod does not accept {}", a.dtype()))?
+            dispatch_float!(
+                a,
+                mod_float(a, b, fmod),
+                bail!("Mod does not accept {}", a.dtype())
+            )?
         } else {
-            dispatch_int!(a, mod_int(a, b, fmod), bail!("Mod does not accept {}", a.dtype()))?
+            dispatch_int!(
+                a,
+                mod_int(a, b, fmod),
+                bail!("Mod does not accept {}", a.dtype())
+            )?
         };
         Ok(vec![Value::Tensor(y)])
     }))
@@ -705,9 +759,17 @@ fn bit_kernel(op: BitOp) -> Kernel {
         let a = tensor_in(ins, 0)?;
         let b = tensor_in(ins, 1)?;
         if a.dtype() != b.dtype() {
-            bail!("operands must have the same type, got {} and {}", a.dtype(), b.dtype());
+            bail!(
+                "operands must have the same type, got {} and {}",
+                a.dtype(),
+                b.dtype()
+            );
         }
-        let y = dispatch_int!(a, bit_t(op, a, b), bail!("{op:?} does not accept {} (integer types only)", a.dtype()))?;
+        let y = dispatch_int!(
+            a,
+            bit_t(op, a, b),
+            bail!("{op:?} does not accept {} (integer types only)", a.dtype())
+        )?;
         Ok(vec![Value::Tensor(y)])
     })
 }
@@ -738,7 +800,11 @@ fn bit_not_t<T: IntOps>(x: &Tensor) -> Result<Tensor, KernelError> {
 pub fn bitwise_not(_: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(|_, ins| {
         let x = tensor_in(ins, 0)?;
-        let y = dispatch_int!(x, bit_not_t(x), bail!("BitwiseNot does not accept {}", x.dtype()))?;
+        let y = dispatch_int!(
+            x,
+            bit_not_t(x),
+            bail!("BitwiseNot does not accept {}", x.dtype())
+        )?;
         Ok(vec![Value::Tensor(y)])
     }))
 }
@@ -748,7 +814,11 @@ fn prelu_t<T: Num>(a: &Tensor, b: &Tensor) -> Result<Tensor, KernelError> {
     let s: &ArrayD<T> = typed(b, "slope")?;
     let out = zip2(x, s, |p, q| if p < T::zero() { p.mul(q) } else { p })?;
     if out.shape() != x.shape() {
-        bail!("PRelu: slope {:?} does not broadcast to X {:?}", s.shape(), x.shape());
+        bail!(
+            "PRelu: slope {:?} does not broadcast to X {:?}",
+            s.shape(),
+            x.shape()
+        );
     }
     Ok(T::wrap(out))
 }
@@ -757,7 +827,11 @@ pub fn prelu(_: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(|_, ins| {
         let a = tensor_in(ins, 0)?;
         let b = tensor_in(ins, 1)?;
-        let y = dispatch_num!(a, prelu_t(a, b), bail!("PRelu does not accept {}", a.dtype()))?;
+        let y = dispatch_num!(
+            a,
+            prelu_t(a, b),
+            bail!("PRelu does not accept {}", a.dtype())
+        )?;
         Ok(vec![Value::Tensor(y)])
     }))
 }
@@ -774,8 +848,15 @@ enum Cmp {
     Ge,
 }
 
+// the bool arms of `same_pair!` compare booleans; only Equal reaches them
+#[allow(clippy::bool_comparison)]
 fn compare(op: Cmp, a: &Tensor, b: &Tensor) -> Result<Tensor, KernelError> {
-    if op != Cmp::Eq && matches!(a.dtype(), crate::tensor::DataType::String | crate::tensor::DataType::Bool) {
+    if op != Cmp::Eq
+        && matches!(
+            a.dtype(),
+            crate::tensor::DataType::String | crate::tensor::DataType::Bool
+        )
+    {
         bail!("{op:?} does not accept {}", a.dtype());
     }
     let out = same_pair!(a, b, x, y => match op {
@@ -911,9 +992,16 @@ fn fold_kernel(op: Fold) -> Kernel {
         }
         let first = ts[0];
         if matches!(op, Fold::Sum | Fold::Mean) && !first.dtype().is_float() {
-            bail!("{op:?} does not accept {} (float types only)", first.dtype());
+            bail!(
+                "{op:?} does not accept {} (float types only)",
+                first.dtype()
+            );
         }
-        let y = dispatch_num!(first, fold_t(op, &ts), bail!("{op:?} does not accept {}", first.dtype()))?;
+        let y = dispatch_num!(
+            first,
+            fold_t(op, &ts),
+            bail!("{op:?} does not accept {}", first.dtype())
+        )?;
         Ok(vec![Value::Tensor(y)])
     })
 }
@@ -988,7 +1076,11 @@ pub fn clip(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let x = tensor_in(ins, 0)?;
         let lo = super::super::kernel::opt_tensor_in(ins, 1)?;
         let hi = super::super::kernel::opt_tensor_in(ins, 2)?;
-        let y = dispatch_num!(x, clip_t(x, lo, hi, attr), bail!("Clip does not accept {}", x.dtype()))?;
+        let y = dispatch_num!(
+            x,
+            clip_t(x, lo, hi, attr),
+            bail!("Clip does not accept {}", x.dtype())
+        )?;
         Ok(vec![Value::Tensor(y)])
     }))
 }
@@ -1003,7 +1095,12 @@ mod tests {
         Tensor::from_vec(shape, v).unwrap()
     }
 
-    fn run(op: &str, attrs: Vec<AttributeProto>, opset: i64, ins: &[Option<Tensor>]) -> Result<Tensor, KernelError> {
+    fn run(
+        op: &str,
+        attrs: Vec<AttributeProto>,
+        opset: i64,
+        ins: &[Option<Tensor>],
+    ) -> Result<Tensor, KernelError> {
         let node = NodeProto {
             op_type: Some(op.into()),
             attribute: attrs,
@@ -1022,10 +1119,14 @@ mod tests {
         let kernel = (def.kernel.expect("kernel"))(&info)?;
         let vals: Vec<Option<Value>> = ins.iter().map(|o| o.clone().map(Value::Tensor)).collect();
         let refs: Vec<Option<&Value>> = vals.iter().map(|v| v.as_ref()).collect();
-        let mut runner = |_: &crate::runtime::Plan, _: Vec<(String, Value)>| -> Result<Vec<Value>, KernelError> {
+        let mut runner = |_: &crate::runtime::Plan,
+                          _: Vec<(String, Value)>|
+         -> Result<Vec<Value>, KernelError> {
             Err(KernelError::new("no subgraphs"))
         };
-        let mut cx = crate::runtime::kernel::RunCtx { runner: &mut runner };
+        let mut cx = crate::runtime::kernel::RunCtx {
+            runner: &mut runner,
+        };
         let mut out = kernel(&mut cx, &refs)?;
         Ok(out.remove(0).into_tensor().expect("a tensor"))
     }
@@ -1062,13 +1163,25 @@ mod tests {
         let b = t(&[4], vec![3i32, -3, -3, 3]);
         let m = run("Mod", vec![], 13, &[Some(a.clone()), Some(b.clone())]).unwrap();
         assert_eq!(m.to_i64_vec().unwrap(), vec![2, -2, -1, 1]);
-        let f = run("Mod", vec![int_attr("fmod", 1)], 13, &[Some(a.clone()), Some(b)]).unwrap();
+        let f = run(
+            "Mod",
+            vec![int_attr("fmod", 1)],
+            13,
+            &[Some(a.clone()), Some(b)],
+        )
+        .unwrap();
         assert_eq!(f.to_i64_vec().unwrap(), vec![-1, 1, -1, 1]);
         let zero = t(&[1], vec![0i32]);
         let e = run("Mod", vec![], 13, &[Some(a), Some(zero)]).unwrap_err();
         assert!(e.0.contains("zero"), "{e}");
         // i8::MIN % -1 must not overflow
-        let m = run("Mod", vec![], 13, &[Some(t(&[1], vec![i8::MIN])), Some(t(&[1], vec![-1i8]))]).unwrap();
+        let m = run(
+            "Mod",
+            vec![],
+            13,
+            &[Some(t(&[1], vec![i8::MIN])), Some(t(&[1], vec![-1i8]))],
+        )
+        .unwrap();
         assert_eq!(m.to_i64_vec().unwrap(), vec![0]);
     }
 
@@ -1076,9 +1189,21 @@ mod tests {
     fn shifts_beyond_the_width_and_negative_amounts() {
         let x = t(&[3], vec![-8i8, 64, -8]);
         let s = t(&[3], vec![9i8, 1, -1]);
-        let l = run("BitShift", vec![str_attr("direction", "LEFT")], 11, &[Some(x.clone()), Some(s.clone())]).unwrap();
+        let l = run(
+            "BitShift",
+            vec![str_attr("direction", "LEFT")],
+            11,
+            &[Some(x.clone()), Some(s.clone())],
+        )
+        .unwrap();
         assert_eq!(l.to_i64_vec().unwrap(), vec![0, -128, 0]);
-        let r = run("BitShift", vec![str_attr("direction", "RIGHT")], 11, &[Some(x), Some(s)]).unwrap();
+        let r = run(
+            "BitShift",
+            vec![str_attr("direction", "RIGHT")],
+            11,
+            &[Some(x), Some(s)],
+        )
+        .unwrap();
         assert_eq!(r.to_i64_vec().unwrap(), vec![-1, 32, -1]);
     }
 
@@ -1088,7 +1213,13 @@ mod tests {
         let e = t(&[2], vec![3i64, 3]);
         let p = run("Pow", vec![], 15, &[Some(b), Some(e)]).unwrap();
         assert_eq!(p.to_i64_vec().unwrap(), vec![27, 1i64 << 60]);
-        let f = run("Pow", vec![], 15, &[Some(t(&[1], vec![2.0f32])), Some(t(&[1], vec![-1i32]))]).unwrap();
+        let f = run(
+            "Pow",
+            vec![],
+            15,
+            &[Some(t(&[1], vec![2.0f32])), Some(t(&[1], vec![-1i32]))],
+        )
+        .unwrap();
         assert_eq!(f.to_f64_vec().unwrap(), vec![0.5]);
     }
 
@@ -1110,7 +1241,13 @@ mod tests {
         let y = run("Clip", vec![], 13, &[Some(x.clone()), Some(lo), None]).unwrap();
         assert_eq!(y.to_i64_vec().unwrap(), vec![-2, 0, 9]);
         // min > max: everything becomes max
-        let y = run("Clip", vec![], 13, &[Some(x), Some(t(&[], vec![3i8])), Some(t(&[], vec![1i8]))]).unwrap();
+        let y = run(
+            "Clip",
+            vec![],
+            13,
+            &[Some(x), Some(t(&[], vec![3i8])), Some(t(&[], vec![1i8]))],
+        )
+        .unwrap();
         assert_eq!(y.to_i64_vec().unwrap(), vec![1, 1, 1]);
         let attr = AttributeProto {
             name: Some("max".into()),
@@ -1127,12 +1264,23 @@ mod tests {
         let c = t(&[2], vec![true, false]);
         let x = t(&[2, 1], vec![1i64, 2]);
         let y = t(&[], vec![0i64]);
-        let w = run("Where", vec![], 16, &[Some(c), Some(x.clone()), Some(y.clone())]).unwrap();
+        let w = run(
+            "Where",
+            vec![],
+            16,
+            &[Some(c), Some(x.clone()), Some(y.clone())],
+        )
+        .unwrap();
         assert_eq!(w.shape(), &[2, 2]);
         assert_eq!(w.to_i64_vec().unwrap(), vec![1, 0, 2, 0]);
         let g = run("Greater", vec![], 13, &[Some(x), Some(y)]).unwrap();
         assert_eq!(g.dtype(), crate::tensor::DataType::Bool);
-        let bad = run("Less", vec![], 13, &[Some(t(&[1], vec![1i32])), Some(t(&[1], vec![1i64]))]);
+        let bad = run(
+            "Less",
+            vec![],
+            13,
+            &[Some(t(&[1], vec![1i32])), Some(t(&[1], vec![1i64]))],
+        );
         assert!(bad.is_err());
     }
 
@@ -1140,7 +1288,13 @@ mod tests {
     fn unary_ops_reject_wrong_types() {
         assert!(run("Sqrt", vec![], 13, &[Some(t(&[1], vec![4i32]))]).is_err());
         assert!(run("Neg", vec![], 13, &[Some(t(&[1], vec![4u8]))]).is_err());
-        let r = run("Round", vec![], 11, &[Some(t(&[4], vec![0.5f32, 1.5, 2.5, -2.5]))]).unwrap();
+        let r = run(
+            "Round",
+            vec![],
+            11,
+            &[Some(t(&[4], vec![0.5f32, 1.5, 2.5, -2.5]))],
+        )
+        .unwrap();
         assert_eq!(r.to_f64_vec().unwrap(), vec![0.0, 2.0, 2.0, -2.0]);
         let a = run("Abs", vec![], 13, &[Some(t(&[2], vec![i8::MIN, -3]))]).unwrap();
         assert_eq!(a.to_i64_vec().unwrap(), vec![-128, 3]);

@@ -257,10 +257,16 @@ mod tests {
     #[test]
     fn cast_propagates_integer_values_and_types() {
         let shape = Tensor::from_vec(&[2], vec![3i64, 4]).unwrap();
-        let x = TypeInfo::tensor(DataType::Float, Some(vec![Some(crate::expr::Expr::int(12))]));
+        let x = TypeInfo::tensor(
+            DataType::Float,
+            Some(vec![Some(crate::expr::Expr::int(12))]),
+        );
         let y = TypeInfo::tensor(
             DataType::Float,
-            Some(vec![Some(crate::expr::Expr::sym("N")), Some(crate::expr::Expr::int(4))]),
+            Some(vec![
+                Some(crate::expr::Expr::sym("N")),
+                Some(crate::expr::Expr::int(4)),
+            ]),
         );
         let g = GraphProto {
             node: vec![
@@ -271,7 +277,10 @@ mod tests {
                 node("QuantizeLinear", &["y", "sc"], "q", vec![]),
                 node("Where", &["lt", "r", "y"], "w", vec![]),
             ],
-            initializer: vec![to_proto(&shape, "s"), to_proto(&Tensor::scalar(0.5f32), "sc")],
+            initializer: vec![
+                to_proto(&shape, "s"),
+                to_proto(&Tensor::scalar(0.5f32), "sc"),
+            ],
             input: vec![input("x", x), input("y", y)],
             ..Default::default()
         };
