@@ -198,8 +198,7 @@ pub fn identity(_: &NodeInfo) -> Result<Kernel, KernelError> {
 
 /// Calls `$f::<T>($args)` for the float element types (computed through
 /// f64 for the halves), or evaluates `$else`.
-#[macro_export]
-macro_rules! dispatch_float {
+macro_rules! ew_dispatch_float {
     ($t:expr, $f:ident ( $($args:expr),* ), $else:expr) => {
         match $t.dtype() {
             $crate::tensor::DataType::Float => $f::<f32>($($args),*),
@@ -212,8 +211,7 @@ macro_rules! dispatch_float {
 }
 
 /// Calls `$f::<T>($args)` for the integer element types, or evaluates `$else`.
-#[macro_export]
-macro_rules! dispatch_int {
+macro_rules! ew_dispatch_int {
     ($t:expr, $f:ident ( $($args:expr),* ), $else:expr) => {
         match $t.dtype() {
             $crate::tensor::DataType::Int8 => $f::<i8>($($args),*),
@@ -706,13 +704,13 @@ pub fn modulo(info: &NodeInfo) -> Result<Kernel, KernelError> {
             );
         }
         let y = if a.dtype().is_float() {
-            dispatch_float!(
+            ew_dispatch_float!(
                 a,
                 mod_float(a, b, fmod),
                 bail!("Mod does not accept {}", a.dtype())
             )?
         } else {
-            dispatch_int!(
+            ew_dispatch_int!(
                 a,
                 mod_int(a, b, fmod),
                 bail!("Mod does not accept {}", a.dtype())
@@ -765,7 +763,7 @@ fn bit_kernel(op: BitOp) -> Kernel {
                 b.dtype()
             );
         }
-        let y = dispatch_int!(
+        let y = ew_dispatch_int!(
             a,
             bit_t(op, a, b),
             bail!("{op:?} does not accept {} (integer types only)", a.dtype())
@@ -800,7 +798,7 @@ fn bit_not_t<T: IntOps>(x: &Tensor) -> Result<Tensor, KernelError> {
 pub fn bitwise_not(_: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(|_, ins| {
         let x = tensor_in(ins, 0)?;
-        let y = dispatch_int!(
+        let y = ew_dispatch_int!(
             x,
             bit_not_t(x),
             bail!("BitwiseNot does not accept {}", x.dtype())
