@@ -1,6 +1,7 @@
 //! Kernels, one file per operator family, and the helpers they share
 //! (numpy broadcasting, axis normalisation, typed dispatch).
 
+pub mod cast;
 pub mod elementwise;
 pub mod linalg;
 pub mod manip;
