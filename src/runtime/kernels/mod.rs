@@ -3,7 +3,9 @@
 
 pub mod elementwise;
 pub mod linalg;
+pub mod index;
 pub mod manip;
+pub mod reduce;
 
 use super::kernel::KernelError;
 use crate::tensor::Elem;
