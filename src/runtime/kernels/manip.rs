@@ -991,13 +991,19 @@ pub fn space_to_depth(info: &NodeInfo) -> Result<Kernel, KernelError> {
         bail!("blocksize must be positive");
     }
     let b = b as usize;
+    // DCR (default): the block offsets go before the channels; CRD: after.
+    let perm = if info.attrs.string_or("mode", "DCR") == "CRD" {
+        [0, 1, 3, 5, 2, 4]
+    } else {
+        [0, 3, 5, 1, 2, 4]
+    };
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         let [n, c, h, w] = x.shape()[..] else { bail!("SpaceToDepth needs a 4-D input") };
         if h % b != 0 || w % b != 0 {
             bail!("spatial size {h}x{w} not divisible by blocksize {b}");
         }
-        let y = permute(&x.reshape(&[n, c, h / b, b, w / b, b])?, &[0, 3, 5, 1, 2, 4]);
+        let y = permute(&x.reshape(&[n, c, h / b, b, w / b, b])?, &perm);
         out1(y.reshape(&[n, c * b * b, h / b, w / b])?)
     }))
 }
