@@ -7,7 +7,13 @@ use crate::shape::rules::manip as s;
 
 macro_rules! op {
     ($name:literal, $shape:expr, $kernel:expr) => {
-        OpDef { domain: "", op_type: $name, since: 1, shape: Some($shape), kernel: Some($kernel) }
+        OpDef {
+            domain: "",
+            op_type: $name,
+            since: 1,
+            shape: Some($shape),
+            kernel: Some($kernel),
+        }
     };
 }
 
@@ -25,7 +31,11 @@ pub const TABLE: &[OpDef] = &[
     op!("Pad", s::pad, k::pad),
     op!("Shape", s::shape_op, k::shape),
     op!("Size", s::size, k::size),
-    op!("ConstantOfShape", s::constant_of_shape, k::constant_of_shape),
+    op!(
+        "ConstantOfShape",
+        s::constant_of_shape,
+        k::constant_of_shape
+    ),
     op!("Constant", s::constant, k::constant),
     op!("Range", s::range, k::range),
     op!("Trilu", s::same_as_input, k::trilu),

@@ -35,7 +35,10 @@ pub fn gather(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let d = sh[ax];
         let outer: usize = sh[..ax].iter().product();
         let inner: usize = sh[ax + 1..].iter().product();
-        let idx: Vec<usize> = idx.iter().map(|&i| norm_index(i, d)).collect::<Result<_, _>>()?;
+        let idx: Vec<usize> = idx
+            .iter()
+            .map(|&i| norm_index(i, d))
+            .collect::<Result<_, _>>()?;
         let mut shape = sh[..ax].to_vec();
         shape.extend_from_slice(it.shape());
         shape.extend_from_slice(&sh[ax + 1..]);
@@ -53,9 +56,18 @@ pub fn gather(info: &NodeInfo) -> Result<Kernel, KernelError> {
 }
 
 /// Flat data positions addressed by GatherElements/ScatterElements indices.
-fn element_positions(data_shape: &[usize], idx_shape: &[usize], idx: &[i64], ax: usize) -> Result<Vec<usize>, KernelError> {
+fn element_positions(
+    data_shape: &[usize],
+    idx_shape: &[usize],
+    idx: &[i64],
+    ax: usize,
+) -> Result<Vec<usize>, KernelError> {
     if idx_shape.len() != data_shape.len() {
-        bail!("indices rank {} differs from data rank {}", idx_shape.len(), data_shape.len());
+        bail!(
+            "indices rank {} differs from data rank {}",
+            idx_shape.len(),
+            data_shape.len()
+        );
     }
     for (k, (&a, &b)) in idx_shape.iter().zip(data_shape).enumerate() {
         if k != ax && a > b {
@@ -104,7 +116,11 @@ pub fn gather_elements(info: &NodeInfo) -> Result<Kernel, KernelError> {
 
 /// GatherND/ScatterND: for each index tuple, the flat start of the
 /// addressed slice; also the slice length and the tuple grid shape.
-fn nd_positions(data_shape: &[usize], it: &Tensor, batch: usize) -> Result<(Vec<usize>, usize, Vec<usize>), KernelError> {
+fn nd_positions(
+    data_shape: &[usize],
+    it: &Tensor,
+    batch: usize,
+) -> Result<(Vec<usize>, usize, Vec<usize>), KernelError> {
     let ish = it.shape();
     let q = ish.len();
     let r = data_shape.len();
@@ -113,7 +129,9 @@ fn nd_positions(data_shape: &[usize], it: &Tensor, batch: usize) -> Result<(Vec<
     }
     let k = ish[q - 1];
     if batch >= q || batch >= r || batch + k > r {
-        bail!("indices shape {ish:?} does not fit data shape {data_shape:?} with batch_dims {batch}");
+        bail!(
+            "indices shape {ish:?} does not fit data shape {data_shape:?} with batch_dims {batch}"
+        );
     }
     if ish[..batch] != data_shape[..batch] {
         bail!("batch dimensions of indices {ish:?} and data {data_shape:?} differ");
@@ -180,25 +198,50 @@ fn reduction(info: &NodeInfo) -> Result<Reduction, KernelError> {
     })
 }
 
-fn scatter_red<T: Num>(data: &Tensor, upd: &Tensor, pos: &[usize], red: Reduction) -> Result<Tensor, KernelError> {
+fn scatter_red<T: Num>(
+    data: &Tensor,
+    upd: &Tensor,
+    pos: &[usize],
+    red: Reduction,
+) -> Result<Tensor, KernelError> {
     let d: &ArrayD<T> = super::typed(data, "data")?;
     let u: &ArrayD<T> = super::typed(upd, "updates")?;
     let mut v: Vec<T> = d.iter().copied().collect();
     for (&p, &x) in pos.iter().zip(u.iter()) {
-        let Some(slot) = v.get_mut(p) else { bail!("scatter position {p} out of range") };
+        let Some(slot) = v.get_mut(p) else {
+            bail!("scatter position {p} out of range")
+        };
         *slot = match red {
             Reduction::None => x,
             Reduction::Add => slot.add(x),
             Reduction::Mul => slot.mul(x),
-            Reduction::Max => if x > *slot { x } else { *slot },
-            Reduction::Min => if x < *slot { x } else { *slot },
+            Reduction::Max => {
+                if x > *slot {
+                    x
+                } else {
+                    *slot
+                }
+            }
+            Reduction::Min => {
+                if x < *slot {
+                    x
+                } else {
+                    *slot
+                }
+            }
         };
     }
     Ok(T::wrap(ArrayD::from_shape_vec(IxDyn(d.shape()), v)?))
 }
 
+#[allow(clippy::clone_on_copy)]
 /// Writes (or combines) `upd`'s elements into a copy of `data` at flat positions.
-fn scatter_apply(data: &Tensor, upd: &Tensor, pos: &[usize], red: Reduction) -> Result<Tensor, KernelError> {
+fn scatter_apply(
+    data: &Tensor,
+    upd: &Tensor,
+    pos: &[usize],
+    red: Reduction,
+) -> Result<Tensor, KernelError> {
     if pos.len() != upd.len() {
         bail!("{} updates for {} positions", upd.len(), pos.len());
     }
@@ -215,7 +258,11 @@ fn scatter_apply(data: &Tensor, upd: &Tensor, pos: &[usize], red: Reduction) -> 
     if data.dtype() != upd.dtype() {
         bail!("data is {}, updates are {}", data.dtype(), upd.dtype());
     }
-    dispatch_num!(data, scatter_red(data, upd, pos, red), bail!("reduction {red:?} does not accept {}", data.dtype()))
+    dispatch_num!(
+        data,
+        scatter_red(data, upd, pos, red),
+        bail!("reduction {red:?} does not accept {}", data.dtype())
+    )
 }
 
 pub fn scatter_elements(info: &NodeInfo) -> Result<Kernel, KernelError> {
@@ -226,7 +273,11 @@ pub fn scatter_elements(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let it = tensor_in(ins, 1)?;
         let u = tensor_in(ins, 2)?;
         if u.shape() != it.shape() {
-            bail!("updates shape {:?} differs from indices shape {:?}", u.shape(), it.shape());
+            bail!(
+                "updates shape {:?} differs from indices shape {:?}",
+                u.shape(),
+                it.shape()
+            );
         }
         let ax = norm_axis(axis, x.rank())?;
         let pos = element_positions(x.shape(), it.shape(), &it.to_i64_vec()?, ax)?;
@@ -265,7 +316,7 @@ pub fn one_hot(info: &NodeInfo) -> Result<Kernel, KernelError> {
             .to_f64_vec()
             .and_then(|v| v.first().copied())
             .ok_or_else(|| KernelError::new("OneHot depth must be one number"))?;
-        if !(depth >= 1.0) || depth > super::manip::MAX_ELEMS as f64 {
+        if depth.is_nan() || depth < 1.0 || depth > super::manip::MAX_ELEMS as f64 {
             bail!("OneHot depth {depth} is invalid");
         }
         let depth = depth as i64;
@@ -302,7 +353,7 @@ pub fn compress(info: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         let cond = tensor_in(ins, 1)?.to_i64_vec()?;
-        if cond.len() > 0 && tensor_in(ins, 1)?.rank() != 1 {
+        if !cond.is_empty() && tensor_in(ins, 1)?.rank() != 1 {
             bail!("condition must be 1-D");
         }
         let (x, ax) = match axis {
@@ -313,7 +364,12 @@ pub fn compress(info: &NodeInfo) -> Result<Kernel, KernelError> {
         if cond.len() > d {
             bail!("condition has {} values, axis has {d}", cond.len());
         }
-        let sel: Vec<usize> = cond.iter().enumerate().filter(|(_, &c)| c != 0).map(|(i, _)| i).collect();
+        let sel: Vec<usize> = cond
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c != 0)
+            .map(|(i, _)| i)
+            .collect();
         let mut lists: Vec<Vec<usize>> = x.shape().iter().map(|&n| (0..n).collect()).collect();
         lists[ax] = sel;
         out1(gather_axes(&x, &lists)?)
@@ -345,7 +401,11 @@ pub fn non_zero(_: &NodeInfo) -> Result<Kernel, KernelError> {
             }
             k += 1;
         });
-        let count = if r == 0 { usize::from(nz.first() == Some(&true)) } else { count };
+        let count = if r == 0 {
+            usize::from(nz.first() == Some(&true))
+        } else {
+            count
+        };
         let flat: Vec<i64> = coords.concat();
         out1(Tensor::from_vec(&[r, count], flat)?)
     }))
@@ -372,9 +432,11 @@ fn keys(t: &Tensor) -> Result<Vec<Key>, KernelError> {
     Ok(match t {
         Tensor::Str(a) => a.iter().map(|s| Key::S(s.clone())).collect(),
         Tensor::U64(a) => a.iter().map(|&v| Key::I(v as i128)).collect(),
-        t if t.dtype().is_int() || t.dtype() == DataType::Bool => {
-            t.to_i64_vec()?.into_iter().map(|v| Key::I(v as i128)).collect()
-        }
+        t if t.dtype().is_int() || t.dtype() == DataType::Bool => t
+            .to_i64_vec()?
+            .into_iter()
+            .map(|v| Key::I(v as i128))
+            .collect(),
         t => t
             .to_f64_vec()
             .ok_or_else(|| KernelError::new("unsupported element type"))?
@@ -405,10 +467,12 @@ pub fn unique(info: &NodeInfo) -> Result<Kernel, KernelError> {
         };
         let m = x.shape()[ax];
         // slices along the axis, each as a key vector
-        let perm: Vec<usize> = std::iter::once(ax).chain((0..x.rank()).filter(|&a| a != ax)).collect();
+        let perm: Vec<usize> = std::iter::once(ax)
+            .chain((0..x.rank()).filter(|&a| a != ax))
+            .collect();
         let moved = super::manip::permute(&x, &perm);
         let all = keys(&moved)?;
-        let per = if m == 0 { 0 } else { all.len() / m };
+        let per = all.len().checked_div(m).unwrap_or(0);
         let slices: Vec<&[Key]> = (0..m).map(|i| &all[i * per..(i + 1) * per]).collect();
         // unique slices in first-occurrence order
         let mut firsts: Vec<usize> = Vec::new();
@@ -423,11 +487,7 @@ pub fn unique(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 group_first[i] = i;
             }
         }
-        for i in 0..m {
-            if group_first[i] == i {
-                firsts.push(i);
-            }
-        }
+        firsts.extend((0..m).filter(|&i| group_first[i] == i));
         if sorted {
             firsts.sort_by(|&a, &b| slice_cmp(slices[a], slices[b]));
         }
@@ -446,8 +506,14 @@ pub fn unique(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let u = firsts.len();
         Ok(vec![
             Value::Tensor(y),
-            Value::Tensor(Tensor::from_vec(&[u], firsts.iter().map(|&i| i as i64).collect())?),
-            Value::Tensor(Tensor::from_vec(&[m], owner.iter().map(|&i| i as i64).collect())?),
+            Value::Tensor(Tensor::from_vec(
+                &[u],
+                firsts.iter().map(|&i| i as i64).collect(),
+            )?),
+            Value::Tensor(Tensor::from_vec(
+                &[m],
+                owner.iter().map(|&i| i as i64).collect(),
+            )?),
             Value::Tensor(Tensor::from_vec(&[u], counts)?),
         ])
     }))
@@ -456,7 +522,11 @@ pub fn unique(info: &NodeInfo) -> Result<Kernel, KernelError> {
 pub fn top_k(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let axis = info.attrs.int_or("axis", -1);
     let largest = info.attrs.int_or("largest", 1) != 0;
-    let attr_k = if info.opset < 10 { info.attrs.int("k") } else { None };
+    let attr_k = if info.opset < 10 {
+        info.attrs.int("k")
+    } else {
+        None
+    };
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         let k = match attr_k {

@@ -45,7 +45,7 @@ pub fn reshape_target(
         .try_fold(1usize, |acc, (_, &d)| acc.checked_mul(d))
         .ok_or_else(|| KernelError::new(format!("shape {target:?} is too large")))?;
     if let Some(i) = infer_at {
-        if known == 0 || total % known != 0 {
+        if known == 0 || !total.is_multiple_of(known) {
             bail!("cannot reshape {input:?} ({total} elements) to {target:?}");
         }
         out[i] = total / known;
@@ -130,8 +130,7 @@ pub fn concat_tensors(ts: &[&Tensor], axis: i64, first: &Tensor) -> Result<Tenso
             bail!("input {i} is {}, input 0 is {}", t.dtype(), first.dtype());
         }
         if t.rank() != r
-            || t
-                .shape()
+            || t.shape()
                 .iter()
                 .zip(first.shape())
                 .enumerate()
@@ -255,9 +254,16 @@ macro_rules! map_pair {
             (T_::U64($x), T_::U64($y)) => T_::U64($body),
             (T_::Bool($x), T_::Bool($y)) => T_::Bool($body),
             (T_::Str($x), T_::Str($y)) => T_::Str($body),
-            (T_::Small { dtype, data: $x }, T_::Small { dtype: d2, data: $y }) if dtype == d2 => {
-                T_::Small { dtype: *dtype, data: $body }
-            }
+            (
+                T_::Small { dtype, data: $x },
+                T_::Small {
+                    dtype: d2,
+                    data: $y,
+                },
+            ) if dtype == d2 => T_::Small {
+                dtype: *dtype,
+                data: $body,
+            },
             (p, q) => $crate::bail!("element types differ: {} and {}", p.dtype(), q.dtype()),
         }
     }};
@@ -309,7 +315,10 @@ pub fn gather_flat_fill(
 
 /// Flat positions for an outer product of per-axis source indices
 /// (`None` = fill, encoded as `usize::MAX`).
-pub fn axes_positions(in_shape: &[usize], lists: &[Vec<Option<usize>>]) -> Result<(Vec<usize>, Vec<usize>), KernelError> {
+pub fn axes_positions(
+    in_shape: &[usize],
+    lists: &[Vec<Option<usize>>],
+) -> Result<(Vec<usize>, Vec<usize>), KernelError> {
     let out_shape: Vec<usize> = lists.iter().map(|l| l.len()).collect();
     let n = checked_numel(&out_shape)?;
     let st = strides(in_shape);
@@ -332,10 +341,21 @@ pub fn axes_positions(in_shape: &[usize], lists: &[Vec<Option<usize>>]) -> Resul
 
 /// Gathers an outer product of per-axis indices (all present).
 pub fn gather_axes(t: &Tensor, lists: &[Vec<usize>]) -> Result<Tensor, KernelError> {
-    if lists.len() != t.rank() || lists.iter().zip(t.shape()).any(|(l, &d)| l.iter().any(|&i| i >= d)) {
-        bail!("internal: axis index lists do not match shape {:?}", t.shape());
+    if lists.len() != t.rank()
+        || lists
+            .iter()
+            .zip(t.shape())
+            .any(|(l, &d)| l.iter().any(|&i| i >= d))
+    {
+        bail!(
+            "internal: axis index lists do not match shape {:?}",
+            t.shape()
+        );
     }
-    let opt: Vec<Vec<Option<usize>>> = lists.iter().map(|l| l.iter().map(|&i| Some(i)).collect()).collect();
+    let opt: Vec<Vec<Option<usize>>> = lists
+        .iter()
+        .map(|l| l.iter().map(|&i| Some(i)).collect())
+        .collect();
     let (pos, shape) = axes_positions(t.shape(), &opt)?;
     gather_flat(t, &pos, &shape)
 }
@@ -363,12 +383,19 @@ pub fn opt_ints_in(ins: &[Option<&Value>], i: usize) -> Result<Option<Vec<i64>>,
 }
 
 /// A tensor of a numeric (or bool) type from f64 values.
-pub fn tensor_from_f64(dtype: DataType, shape: &[usize], v: Vec<f64>) -> Result<Tensor, KernelError> {
+pub fn tensor_from_f64(
+    dtype: DataType,
+    shape: &[usize],
+    v: Vec<f64>,
+) -> Result<Tensor, KernelError> {
     use half::{bf16, f16};
     let sh = IxDyn(shape);
     macro_rules! mk {
         ($var:ident, $e:expr) => {
-            Tensor::$var(ndarray::ArrayD::from_shape_vec(sh, v.into_iter().map($e).collect())?)
+            Tensor::$var(ndarray::ArrayD::from_shape_vec(
+                sh,
+                v.into_iter().map($e).collect(),
+            )?)
         };
     }
     Ok(match dtype {
@@ -425,11 +452,19 @@ pub fn flatten(info: &NodeInfo) -> Result<Kernel, KernelError> {
 }
 
 pub fn squeeze(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let attr = if info.opset < 13 { info.attrs.ints("axes") } else { None };
+    let attr = if info.opset < 13 {
+        info.attrs.ints("axes")
+    } else {
+        None
+    };
     let from_input = info.opset >= 13;
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
-        let axes = if from_input { opt_ints_in(ins, 1)? } else { attr.clone() };
+        let axes = if from_input {
+            opt_ints_in(ins, 1)?
+        } else {
+            attr.clone()
+        };
         let r = x.rank();
         let shape: Vec<usize> = match axes {
             Some(ax) => {
@@ -439,7 +474,12 @@ pub fn squeeze(info: &NodeInfo) -> Result<Kernel, KernelError> {
                         bail!("cannot squeeze axis {a} of size {}", x.shape()[a]);
                     }
                 }
-                x.shape().iter().enumerate().filter(|(i, _)| !ax.contains(i)).map(|(_, &d)| d).collect()
+                x.shape()
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !ax.contains(i))
+                    .map(|(_, &d)| d)
+                    .collect()
             }
             None => x.shape().iter().copied().filter(|&d| d != 1).collect(),
         };
@@ -448,27 +488,43 @@ pub fn squeeze(info: &NodeInfo) -> Result<Kernel, KernelError> {
 }
 
 pub fn unsqueeze(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let attr = if info.opset < 13 { info.attrs.ints("axes") } else { None };
+    let attr = if info.opset < 13 {
+        info.attrs.ints("axes")
+    } else {
+        None
+    };
     let from_input = info.opset >= 13;
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         let axes = if from_input {
             ints_in(ins, 1)?
         } else {
-            attr.clone().ok_or_else(|| KernelError::new("Unsqueeze needs 'axes'"))?
+            attr.clone()
+                .ok_or_else(|| KernelError::new("Unsqueeze needs 'axes'"))?
         };
         let r = x.rank() + axes.len();
         let ax = norm_axes(&axes, r)?;
         let mut it = x.shape().iter();
         let shape: Vec<usize> = (0..r)
-            .map(|i| if ax.contains(&i) { 1 } else { it.next().copied().unwrap_or(1) })
+            .map(|i| {
+                if ax.contains(&i) {
+                    1
+                } else {
+                    it.next().copied().unwrap_or(1)
+                }
+            })
             .collect();
         out1(x.reshape(&shape)?)
     }))
 }
 
 /// The sizes of Split's outputs.
-pub fn split_sizes(dim: usize, split: Option<&[i64]>, n_out: usize, num_outputs: Option<i64>) -> Result<Vec<usize>, KernelError> {
+pub fn split_sizes(
+    dim: usize,
+    split: Option<&[i64]>,
+    n_out: usize,
+    num_outputs: Option<i64>,
+) -> Result<Vec<usize>, KernelError> {
     if let Some(s) = split {
         if s.iter().any(|&v| v < 0) {
             bail!("split {s:?} has a negative size");
@@ -494,7 +550,7 @@ pub fn split_sizes(dim: usize, split: Option<&[i64]>, n_out: usize, num_outputs:
         }
         return Ok(out);
     }
-    if n_out == 0 || dim % n_out != 0 {
+    if n_out == 0 || !dim.is_multiple_of(n_out) {
         bail!("axis size {dim} cannot be split evenly into {n_out} outputs");
     }
     Ok(vec![dim / n_out; n_out])
@@ -502,14 +558,22 @@ pub fn split_sizes(dim: usize, split: Option<&[i64]>, n_out: usize, num_outputs:
 
 pub fn split(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let axis = info.attrs.int_or("axis", 0);
-    let attr_split = if info.opset < 13 { info.attrs.ints("split") } else { None };
+    let attr_split = if info.opset < 13 {
+        info.attrs.ints("split")
+    } else {
+        None
+    };
     let from_input = info.opset >= 13;
     let num_outputs = info.attrs.int("num_outputs");
     let n_out = info.node.output.len();
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         let ax = norm_axis(axis, x.rank())?;
-        let sp = if from_input { opt_ints_in(ins, 1)? } else { attr_split.clone() };
+        let sp = if from_input {
+            opt_ints_in(ins, 1)?
+        } else {
+            attr_split.clone()
+        };
         let sizes = split_sizes(x.shape()[ax], sp.as_deref(), n_out, num_outputs)?;
         let mut outs = Vec::with_capacity(sizes.len());
         let mut start = 0usize;
@@ -525,12 +589,21 @@ pub fn split(info: &NodeInfo) -> Result<Kernel, KernelError> {
 }
 
 /// Slice's per-axis source indices for (start, end, step) on a dimension.
-pub fn slice_indices(dim: usize, start: i64, end: i64, step: i64) -> Result<Vec<usize>, KernelError> {
+pub fn slice_indices(
+    dim: usize,
+    start: i64,
+    end: i64,
+    step: i64,
+) -> Result<Vec<usize>, KernelError> {
     if step == 0 {
         bail!("slice step cannot be 0");
     }
     let d = dim as i64;
-    let mut s = if start < 0 { start.saturating_add(d) } else { start };
+    let mut s = if start < 0 {
+        start.saturating_add(d)
+    } else {
+        start
+    };
     let mut e = if end < 0 { end.saturating_add(d) } else { end };
     let mut out = Vec::new();
     if step > 0 {
@@ -558,7 +631,11 @@ pub fn slice_indices(dim: usize, start: i64, end: i64, step: i64) -> Result<Vec<
 
 pub fn slice(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let attrs = if info.opset < 10 {
-        Some((info.attrs.ints("starts"), info.attrs.ints("ends"), info.attrs.ints("axes")))
+        Some((
+            info.attrs.ints("starts"),
+            info.attrs.ints("ends"),
+            info.attrs.ints("axes"),
+        ))
     } else {
         None
     };
@@ -566,12 +643,19 @@ pub fn slice(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let x = tensor_in(ins, 0)?;
         let (starts, ends, axes, steps) = match &attrs {
             Some((s, e, a)) => (
-                s.clone().ok_or_else(|| KernelError::new("Slice needs 'starts'"))?,
-                e.clone().ok_or_else(|| KernelError::new("Slice needs 'ends'"))?,
+                s.clone()
+                    .ok_or_else(|| KernelError::new("Slice needs 'starts'"))?,
+                e.clone()
+                    .ok_or_else(|| KernelError::new("Slice needs 'ends'"))?,
                 a.clone(),
                 None,
             ),
-            None => (ints_in(ins, 1)?, ints_in(ins, 2)?, opt_ints_in(ins, 3)?, opt_ints_in(ins, 4)?),
+            None => (
+                ints_in(ins, 1)?,
+                ints_in(ins, 2)?,
+                opt_ints_in(ins, 3)?,
+                opt_ints_in(ins, 4)?,
+            ),
         };
         let r = x.rank();
         let axes = axes.unwrap_or_else(|| (0..starts.len() as i64).collect());
@@ -629,7 +713,10 @@ pub fn tile(_: &NodeInfo) -> Result<Kernel, KernelError> {
             if r < 0 {
                 bail!("negative repeat {r}");
             }
-            let n = d.checked_mul(r as usize).filter(|&n| n <= MAX_ELEMS).ok_or_else(|| KernelError::new("tile too large"))?;
+            let n = d
+                .checked_mul(r as usize)
+                .filter(|&n| n <= MAX_ELEMS)
+                .ok_or_else(|| KernelError::new("tile too large"))?;
             lists.push((0..n).map(|i| i % d.max(1)).collect::<Vec<_>>());
         }
         out1(gather_axes(x, &lists)?)
@@ -678,7 +765,9 @@ pub fn pad(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let x = tensor_in(ins, 0)?;
         let r = x.rank();
         let pads = if old {
-            attr_pads.clone().ok_or_else(|| KernelError::new("Pad needs 'pads'"))?
+            attr_pads
+                .clone()
+                .ok_or_else(|| KernelError::new("Pad needs 'pads'"))?
         } else {
             ints_in(ins, 1)?
         };
@@ -690,8 +779,9 @@ pub fn pad(info: &NodeInfo) -> Result<Kernel, KernelError> {
             }
         } else {
             match crate::runtime::kernel::opt_tensor_in(ins, 2)? {
-                Some(v) if !v.is_empty() => v.reshape(&[])
-                    .or_else(|_| gather_flat(v, &[0], &[]))?,
+                Some(v) if !v.is_empty() => {
+                    v.reshape(&[]).or_else(|_| gather_flat(v, &[0], &[]))?
+                }
                 _ => Tensor::zeros(x.dtype(), &[])?,
             }
         };
@@ -700,7 +790,10 @@ pub fn pad(info: &NodeInfo) -> Result<Kernel, KernelError> {
             None => (0..r).collect(),
         };
         if pads.len() != 2 * axes.len() {
-            bail!("pads {pads:?} must have 2 values per padded axis ({} axes)", axes.len());
+            bail!(
+                "pads {pads:?} must have 2 values per padded axis ({} axes)",
+                axes.len()
+            );
         }
         let mut begin = vec![0i64; r];
         let mut end = vec![0i64; r];
@@ -711,12 +804,21 @@ pub fn pad(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let mut lists = Vec::with_capacity(r);
         for a in 0..r {
             let d = x.shape()[a] as i64;
-            let n = d.checked_add(begin[a]).and_then(|v| v.checked_add(end[a])).filter(|&n| n >= 0 && n <= MAX_ELEMS as i64)
-                .ok_or_else(|| KernelError::new(format!("pads {pads:?} give an invalid size on axis {a}")))?;
+            let n = d
+                .checked_add(begin[a])
+                .and_then(|v| v.checked_add(end[a]))
+                .filter(|&n| n >= 0 && n <= MAX_ELEMS as i64)
+                .ok_or_else(|| {
+                    KernelError::new(format!("pads {pads:?} give an invalid size on axis {a}"))
+                })?;
             if mode != "constant" && d == 0 && n > 0 {
                 bail!("cannot pad an empty axis in mode {mode}");
             }
-            lists.push((0..n).map(|i| pad_src(i, begin[a], d, &mode)).collect::<Vec<_>>());
+            lists.push(
+                (0..n)
+                    .map(|i| pad_src(i, begin[a], d, &mode))
+                    .collect::<Vec<_>>(),
+            );
         }
         let (pos, shape) = axes_positions(x.shape(), &lists)?;
         out1(gather_flat_fill(x, &pos, &shape, &fill)?)
@@ -739,13 +841,19 @@ pub fn shape(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let clampi = |v: i64| (if v < 0 { v + r } else { v }).clamp(0, r) as usize;
         let s = clampi(start);
         let e = clampi(end.unwrap_or(r));
-        let dims: Vec<i64> = if s < e { x.shape()[s..e].iter().map(|&d| d as i64).collect() } else { vec![] };
+        let dims: Vec<i64> = if s < e {
+            x.shape()[s..e].iter().map(|&d| d as i64).collect()
+        } else {
+            vec![]
+        };
         out1(Tensor::from_vec(&[dims.len()], dims)?)
     }))
 }
 
 pub fn size(_: &NodeInfo) -> Result<Kernel, KernelError> {
-    Ok(Box::new(|_, ins| out1(Tensor::scalar(tensor_in(ins, 0)?.len() as i64))))
+    Ok(Box::new(|_, ins| {
+        out1(Tensor::scalar(tensor_in(ins, 0)?.len() as i64))
+    }))
 }
 
 pub fn constant_of_shape(info: &NodeInfo) -> Result<Kernel, KernelError> {
@@ -785,7 +893,9 @@ pub fn constant_value(attrs: &crate::ops::Attrs) -> Result<Tensor, KernelError> 
         return Ok(Tensor::from_vec(&[v.ints.len()], v.ints.clone())?);
     }
     if attrs.has("value_string") {
-        return Ok(Tensor::scalar(attrs.string("value_string").unwrap_or_default()));
+        return Ok(Tensor::scalar(
+            attrs.string("value_string").unwrap_or_default(),
+        ));
     }
     if let Some(v) = attrs.strings("value_strings") {
         return Ok(Tensor::from_vec(&[v.len()], v)?);
@@ -814,7 +924,11 @@ pub fn range(_: &NodeInfo) -> Result<Kernel, KernelError> {
         }
         let dt = s.dtype();
         if dt.is_int() {
-            let (a, b, c) = (s.to_i64_vec()?[0] as i128, l.to_i64_vec()?[0] as i128, d.to_i64_vec()?[0] as i128);
+            let (a, b, c) = (
+                s.to_i64_vec()?[0] as i128,
+                l.to_i64_vec()?[0] as i128,
+                d.to_i64_vec()?[0] as i128,
+            );
             if c == 0 {
                 bail!("Range delta cannot be 0");
             }
@@ -830,7 +944,11 @@ pub fn range(_: &NodeInfo) -> Result<Kernel, KernelError> {
             }
             return out1(tensor_from_f64(dt, &[v.len()], v)?);
         }
-        let f = |t: &Tensor| t.to_f64_vec().and_then(|v| v.first().copied()).ok_or_else(|| KernelError::new("Range needs numbers"));
+        let f = |t: &Tensor| {
+            t.to_f64_vec()
+                .and_then(|v| v.first().copied())
+                .ok_or_else(|| KernelError::new("Range needs numbers"))
+        };
         let (a, b, c) = (f(s)?, f(l)?, f(d)?);
         if c == 0.0 {
             bail!("Range delta cannot be 0");
@@ -845,7 +963,11 @@ pub fn range(_: &NodeInfo) -> Result<Kernel, KernelError> {
             let v: Vec<f32> = (0..n).map(|i| a + i as f32 * c).collect();
             return out1(Tensor::from_vec(&[n], v)?);
         }
-        out1(tensor_from_f64(dt, &[n], (0..n).map(|i| a + i as f64 * c).collect())?)
+        out1(tensor_from_f64(
+            dt,
+            &[n],
+            (0..n).map(|i| a + i as f64 * c).collect(),
+        )?)
     }))
 }
 
@@ -853,7 +975,9 @@ pub fn trilu(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let upper = info.attrs.int_or("upper", 1) != 0;
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
-        let k = opt_ints_in(ins, 1)?.and_then(|v| v.first().copied()).unwrap_or(0);
+        let k = opt_ints_in(ins, 1)?
+            .and_then(|v| v.first().copied())
+            .unwrap_or(0);
         let r = x.rank();
         if r < 2 {
             bail!("Trilu needs rank >= 2, got {r}");
@@ -865,7 +989,11 @@ pub fn trilu(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 let j = (p % w.max(1)) as i64;
                 let i = ((p / w.max(1)) % h.max(1)) as i64;
                 let keep = if upper { j - i >= k } else { j - i <= k };
-                if keep { p } else { usize::MAX }
+                if keep {
+                    p
+                } else {
+                    usize::MAX
+                }
             })
             .collect();
         let zero = Tensor::zeros(x.dtype(), &[])?;
@@ -875,7 +1003,10 @@ pub fn trilu(info: &NodeInfo) -> Result<Kernel, KernelError> {
 
 pub fn eye_like(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let dtype = match info.attrs.int("dtype") {
-        Some(c) => Some(DataType::from_code(c as i32).ok_or_else(|| KernelError::new(format!("unknown dtype {c}")))?),
+        Some(c) => Some(
+            DataType::from_code(c as i32)
+                .ok_or_else(|| KernelError::new(format!("unknown dtype {c}")))?,
+        ),
         None => None,
     };
     let k = info.attrs.int_or("k", 0);
@@ -886,13 +1017,24 @@ pub fn eye_like(info: &NodeInfo) -> Result<Kernel, KernelError> {
         }
         let (h, w) = (x.shape()[0], x.shape()[1]);
         let v: Vec<f64> = (0..h * w)
-            .map(|p| if (p % w) as i64 - (p / w) as i64 == k { 1.0 } else { 0.0 })
+            .map(|p| {
+                if (p % w) as i64 - (p / w) as i64 == k {
+                    1.0
+                } else {
+                    0.0
+                }
+            })
             .collect();
         out1(tensor_from_f64(dtype.unwrap_or(x.dtype()), &[h, w], v)?)
     }))
 }
 
-fn cumsum_typed<T: Num>(x: &Tensor, ax: usize, exclusive: bool, reverse: bool) -> Result<Tensor, KernelError> {
+fn cumsum_typed<T: Num>(
+    x: &Tensor,
+    ax: usize,
+    exclusive: bool,
+    reverse: bool,
+) -> Result<Tensor, KernelError> {
     let a: &ndarray::ArrayD<T> = super::typed(x, "x")?;
     let mut out = a.clone();
     for mut lane in out.lanes_mut(Axis(ax)) {
@@ -919,9 +1061,15 @@ pub fn cumsum(info: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         let axis = ints_in(ins, 1)?;
-        let [axis] = axis[..] else { bail!("CumSum axis must have one element") };
+        let [axis] = axis[..] else {
+            bail!("CumSum axis must have one element")
+        };
         let ax = norm_axis(axis, x.rank())?;
-        out1(dispatch_num!(x, cumsum_typed(x, ax, exclusive, reverse), bail!("CumSum does not accept {}", x.dtype()))?)
+        out1(dispatch_num!(
+            x,
+            cumsum_typed(x, ax, exclusive, reverse),
+            bail!("CumSum does not accept {}", x.dtype())
+        )?)
     }))
 }
 
@@ -941,10 +1089,17 @@ pub fn reverse_sequence(info: &NodeInfo) -> Result<Kernel, KernelError> {
         }
         let sh = x.shape().to_vec();
         if lens.len() != sh[ba] {
-            bail!("sequence_lens has {} values, batch size is {}", lens.len(), sh[ba]);
+            bail!(
+                "sequence_lens has {} values, batch size is {}",
+                lens.len(),
+                sh[ba]
+            );
         }
         if lens.iter().any(|&l| l < 0 || l as usize > sh[ta]) {
-            bail!("sequence_lens {lens:?} out of range for time size {}", sh[ta]);
+            bail!(
+                "sequence_lens {lens:?} out of range for time size {}",
+                sh[ta]
+            );
         }
         let st = strides(&sh);
         let mut pos = Vec::with_capacity(x.len());
@@ -962,7 +1117,10 @@ pub fn reverse_sequence(info: &NodeInfo) -> Result<Kernel, KernelError> {
 }
 
 pub fn depth_to_space(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let b = info.attrs.int("blocksize").ok_or_else(|| KernelError::new("DepthToSpace needs 'blocksize'"))?;
+    let b = info
+        .attrs
+        .int("blocksize")
+        .ok_or_else(|| KernelError::new("DepthToSpace needs 'blocksize'"))?;
     let crd = info.attrs.string_or("mode", "DCR") == "CRD";
     if b <= 0 {
         bail!("blocksize must be positive");
@@ -970,7 +1128,9 @@ pub fn depth_to_space(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let b = b as usize;
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
-        let [n, c, h, w] = x.shape()[..] else { bail!("DepthToSpace needs a 4-D input") };
+        let [n, c, h, w] = x.shape()[..] else {
+            bail!("DepthToSpace needs a 4-D input")
+        };
         if c % (b * b) != 0 {
             bail!("channels {c} not divisible by blocksize² {}", b * b);
         }
@@ -986,7 +1146,10 @@ pub fn depth_to_space(info: &NodeInfo) -> Result<Kernel, KernelError> {
 }
 
 pub fn space_to_depth(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let b = info.attrs.int("blocksize").ok_or_else(|| KernelError::new("SpaceToDepth needs 'blocksize'"))?;
+    let b = info
+        .attrs
+        .int("blocksize")
+        .ok_or_else(|| KernelError::new("SpaceToDepth needs 'blocksize'"))?;
     if b <= 0 {
         bail!("blocksize must be positive");
     }
@@ -999,7 +1162,9 @@ pub fn space_to_depth(info: &NodeInfo) -> Result<Kernel, KernelError> {
     };
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
-        let [n, c, h, w] = x.shape()[..] else { bail!("SpaceToDepth needs a 4-D input") };
+        let [n, c, h, w] = x.shape()[..] else {
+            bail!("SpaceToDepth needs a 4-D input")
+        };
         if h % b != 0 || w % b != 0 {
             bail!("spatial size {h}x{w} not divisible by blocksize {b}");
         }

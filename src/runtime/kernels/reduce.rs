@@ -43,8 +43,14 @@ fn grouped<T: Clone>(a: &ArrayD<T>, mask: &[bool]) -> (Vec<T>, usize, usize) {
         .collect();
     let v = a.view().permuted_axes(IxDyn(&perm));
     let flat: Vec<T> = v.iter().cloned().collect();
-    let r: usize = (0..mask.len()).filter(|&i| mask[i]).map(|i| a.shape()[i]).product();
-    let groups: usize = (0..mask.len()).filter(|&i| !mask[i]).map(|i| a.shape()[i]).product();
+    let r: usize = (0..mask.len())
+        .filter(|&i| mask[i])
+        .map(|i| a.shape()[i])
+        .product();
+    let groups: usize = (0..mask.len())
+        .filter(|&i| !mask[i])
+        .map(|i| a.shape()[i])
+        .product();
     (flat, groups, r)
 }
 
@@ -52,8 +58,20 @@ fn reduce_f64(op: Red, g: &[f64]) -> f64 {
     match op {
         Red::Sum => g.iter().sum(),
         Red::Mean => g.iter().sum::<f64>() / g.len() as f64,
-        Red::Max => g.iter().fold(f64::NEG_INFINITY, |m, &v| if v.is_nan() || m.is_nan() { f64::NAN } else { m.max(v) }),
-        Red::Min => g.iter().fold(f64::INFINITY, |m, &v| if v.is_nan() || m.is_nan() { f64::NAN } else { m.min(v) }),
+        Red::Max => g.iter().fold(f64::NEG_INFINITY, |m, &v| {
+            if v.is_nan() || m.is_nan() {
+                f64::NAN
+            } else {
+                m.max(v)
+            }
+        }),
+        Red::Min => g.iter().fold(f64::INFINITY, |m, &v| {
+            if v.is_nan() || m.is_nan() {
+                f64::NAN
+            } else {
+                m.min(v)
+            }
+        }),
         Red::Prod => g.iter().product(),
         Red::L1 => g.iter().map(|v| v.abs()).sum(),
         Red::L2 => g.iter().map(|v| v * v).sum::<f64>().sqrt(),
@@ -81,8 +99,14 @@ fn reduce_int<T: Num>(op: Red, g: &[T]) -> Result<T, KernelError> {
                 _ => bail!("the mean of an empty integer set is undefined"),
             }
         }
-        Red::Max => g.iter().fold(T::from_f64(f64::NEG_INFINITY), |a, &v| if v > a { v } else { a }),
-        Red::Min => g.iter().fold(T::from_f64(f64::INFINITY), |a, &v| if v < a { v } else { a }),
+        Red::Max => g.iter().fold(
+            T::from_f64(f64::NEG_INFINITY),
+            |a, &v| if v > a { v } else { a },
+        ),
+        Red::Min => g.iter().fold(
+            T::from_f64(f64::INFINITY),
+            |a, &v| if v < a { v } else { a },
+        ),
         Red::Prod => g.iter().fold(T::one(), |a, &v| a.mul(v)),
         Red::L1 => g.iter().fold(T::zero(), |a, &v| a.add(abs(v))),
         Red::SumSquare => g.iter().fold(T::zero(), |a, &v| a.add(v.mul(v))),
@@ -110,13 +134,23 @@ fn reduce_typed<T: Num>(x: &Tensor, mask: &[bool], op: Red) -> Result<Vec<T>, Ke
     Ok(out)
 }
 
-fn reduce_wrap<T: Num>(x: &Tensor, mask: &[bool], op: Red, shape: &[usize]) -> Result<Tensor, KernelError> {
+fn reduce_wrap<T: Num>(
+    x: &Tensor,
+    mask: &[bool],
+    op: Red,
+    shape: &[usize],
+) -> Result<Tensor, KernelError> {
     let v = reduce_typed::<T>(x, mask, op)?;
     Ok(T::wrap(ArrayD::from_shape_vec(IxDyn(shape), v)?))
 }
 
 /// Reduces `x` over the masked axes.
-pub fn reduce_tensor(x: &Tensor, mask: &[bool], keep: bool, op: Red) -> Result<Tensor, KernelError> {
+pub fn reduce_tensor(
+    x: &Tensor,
+    mask: &[bool],
+    keep: bool,
+    op: Red,
+) -> Result<Tensor, KernelError> {
     let shape: Vec<usize> = x
         .shape()
         .iter()
@@ -129,21 +163,35 @@ pub fn reduce_tensor(x: &Tensor, mask: &[bool], keep: bool, op: Red) -> Result<T
         }
         let u = Tensor::U8(b.mapv(u8::from));
         let r = reduce_wrap::<u8>(&u, mask, op, &shape)?;
-        let Tensor::U8(r) = r else { bail!("internal: bool reduction") };
+        let Tensor::U8(r) = r else {
+            bail!("internal: bool reduction")
+        };
         // the empty max is false, the empty min true
         return Ok(Tensor::Bool(r.mapv(|v| v != 0)));
     }
-    dispatch_num!(x, reduce_wrap(x, mask, op, &shape), bail!("{op:?} does not accept {}", x.dtype()))
+    dispatch_num!(
+        x,
+        reduce_wrap(x, mask, op, &shape),
+        bail!("{op:?} does not accept {}", x.dtype())
+    )
 }
 
 fn reduce_builder(info: &NodeInfo, op: Red) -> Result<Kernel, KernelError> {
     let keep = info.attrs.int_or("keepdims", 1) != 0;
     let noop = info.attrs.int_or("noop_with_empty_axes", 0) != 0;
     let from_input = info.opset >= axes_input_since(op);
-    let attr_axes = if from_input { None } else { info.attrs.ints("axes") };
+    let attr_axes = if from_input {
+        None
+    } else {
+        info.attrs.ints("axes")
+    };
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
-        let axes = if from_input { opt_ints_in(ins, 1)? } else { attr_axes.clone() };
+        let axes = if from_input {
+            opt_ints_in(ins, 1)?
+        } else {
+            attr_axes.clone()
+        };
         let r = x.rank();
         let mut mask = vec![false; r];
         match axes {
@@ -194,12 +242,20 @@ pub fn reduce_sum_square(info: &NodeInfo) -> Result<Kernel, KernelError> {
     reduce_builder(info, Red::SumSquare)
 }
 
-fn arg_typed<T: Num>(x: &Tensor, ax: usize, max: bool, last: bool) -> Result<Vec<i64>, KernelError> {
+fn arg_typed<T: Num>(
+    x: &Tensor,
+    ax: usize,
+    max: bool,
+    last: bool,
+) -> Result<Vec<i64>, KernelError> {
     let a: &ArrayD<T> = typed(x, "data")?;
     let mask: Vec<bool> = (0..a.ndim()).map(|i| i == ax).collect();
     let (flat, groups, r) = grouped(a, &mask);
     if r == 0 {
-        bail!("cannot take the arg{} of an empty axis", if max { "max" } else { "min" });
+        bail!(
+            "cannot take the arg{} of an empty axis",
+            if max { "max" } else { "min" }
+        );
     }
     let mut out = Vec::with_capacity(groups);
     for g in 0..groups {
@@ -224,7 +280,11 @@ fn arg_builder(info: &NodeInfo, max: bool) -> Result<Kernel, KernelError> {
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         let ax = norm_axis(axis, x.rank())?;
-        let v = dispatch_num!(x, arg_typed(x, ax, max, last), bail!("ArgMax/ArgMin do not accept {}", x.dtype()))?;
+        let v = dispatch_num!(
+            x,
+            arg_typed(x, ax, max, last),
+            bail!("ArgMax/ArgMin do not accept {}", x.dtype())
+        )?;
         let shape: Vec<usize> = x
             .shape()
             .iter()
@@ -250,7 +310,10 @@ mod tests {
     fn sum_over_middle_axis() {
         let x = Tensor::from_vec(&[2, 3, 2], (0..12).map(|v| v as f32).collect()).unwrap();
         let y = reduce_tensor(&x, &[false, true, false], false, Red::Sum).unwrap();
-        assert_eq!(y, Tensor::from_vec(&[2, 2], vec![6f32, 9., 24., 27.]).unwrap());
+        assert_eq!(
+            y,
+            Tensor::from_vec(&[2, 2], vec![6f32, 9., 24., 27.]).unwrap()
+        );
     }
 
     #[test]
@@ -266,8 +329,14 @@ mod tests {
     #[test]
     fn int_mean_truncates_and_sum_wraps() {
         let x = Tensor::from_vec(&[3], vec![1i8, 2, 4]).unwrap();
-        assert_eq!(reduce_tensor(&x, &[true], false, Red::Mean).unwrap(), Tensor::scalar(2i8));
+        assert_eq!(
+            reduce_tensor(&x, &[true], false, Red::Mean).unwrap(),
+            Tensor::scalar(2i8)
+        );
         let y = Tensor::from_vec(&[2], vec![100i8, 100]).unwrap();
-        assert_eq!(reduce_tensor(&y, &[true], false, Red::Sum).unwrap(), Tensor::scalar(-56i8));
+        assert_eq!(
+            reduce_tensor(&y, &[true], false, Red::Sum).unwrap(),
+            Tensor::scalar(-56i8)
+        );
     }
 }

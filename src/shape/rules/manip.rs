@@ -18,7 +18,10 @@ pub fn reshape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     };
     let Some(target) = target else {
         // rank known from the shape input's length
-        let rank = cx.shape(1).and_then(|s| s.first().cloned().flatten()).and_then(|e| e.as_int());
+        let rank = cx
+            .shape(1)
+            .and_then(|s| s.first().cloned().flatten())
+            .and_then(|e| e.as_int());
         cx.set_tensor(0, elem, rank.map(|r| vec![None; r.max(0) as usize]));
         return Ok(());
     };
@@ -29,12 +32,18 @@ pub fn reshape(cx: &mut InferCtx) -> Result<(), ShapeError> {
         match t.as_int() {
             Some(-1) => {
                 if infer_at.replace(i).is_some() {
-                    return Err(ShapeError(format!("shape has more than one -1: {target:?}")));
+                    return Err(ShapeError(format!(
+                        "shape has more than one -1: {target:?}"
+                    )));
                 }
                 out.push(None);
             }
-            Some(0) if !allowzero => out.push(input.as_ref().and_then(|s| s.get(i).cloned().flatten())),
-            Some(v) if v < -1 => return Err(ShapeError(format!("shape has a negative dimension {v}"))),
+            Some(0) if !allowzero => {
+                out.push(input.as_ref().and_then(|s| s.get(i).cloned().flatten()))
+            }
+            Some(v) if v < -1 => {
+                return Err(ShapeError(format!("shape has a negative dimension {v}")))
+            }
             _ => out.push(Some(t.clone())),
         }
     }
@@ -61,25 +70,31 @@ pub fn reshape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     } else if let (Some(total), Some(want)) = (input.as_deref().and_then(product), product(&out)) {
         if let (Some(t), Some(w)) = (total.as_int(), want.as_int()) {
             if t != w {
-                return Err(ShapeError(format!(
-                    "cannot reshape {t} elements into {w}"
-                )));
+                return Err(ShapeError(format!("cannot reshape {t} elements into {w}")));
             }
         }
     }
     cx.set_tensor(0, elem, Some(out));
     if let Some(v) = cx.value(0).cloned() {
-        let shape: Option<Vec<usize>> = cx
-            .shape(0)
-            .map(|_| ())
-            .and(cx.input(0).and_then(|_| None));
-        let _ = shape;
         let n = v.values.len();
-        if let Some(Some(dims)) = cx.outputs.first().and_then(|o| o.as_ref().map(|t| t.shape().map(|s| s.to_vec()))) {
-            let ints: Option<Vec<usize>> = dims.iter().map(|d| d.as_ref().and_then(|e| e.as_int()).map(|x| x as usize)).collect();
+        if let Some(Some(dims)) = cx
+            .outputs
+            .first()
+            .and_then(|o| o.as_ref().map(|t| t.shape().map(|s| s.to_vec())))
+        {
+            let ints: Option<Vec<usize>> = dims
+                .iter()
+                .map(|d| d.as_ref().and_then(|e| e.as_int()).map(|x| x as usize))
+                .collect();
             if let Some(sh) = ints {
                 if sh.iter().product::<usize>() == n {
-                    cx.set_value(0, SymValue { shape: sh, values: v.values });
+                    cx.set_value(
+                        0,
+                        SymValue {
+                            shape: sh,
+                            values: v.values,
+                        },
+                    );
                 }
             }
         }
@@ -99,11 +114,17 @@ pub fn transpose(cx: &mut InferCtx) -> Result<(), ShapeError> {
             if p.len() != r {
                 return Err(ShapeError(format!("perm {p:?} does not match rank {r}")));
             }
-            p.iter().map(|&a| norm_axis(a, r)).collect::<Result<_, _>>()?
+            p.iter()
+                .map(|&a| norm_axis(a, r))
+                .collect::<Result<_, _>>()?
         }
         None => (0..r).rev().collect(),
     };
-    cx.set_tensor(0, elem, Some(perm.iter().map(|&a| shape[a].clone()).collect()));
+    cx.set_tensor(
+        0,
+        elem,
+        Some(perm.iter().map(|&a| shape[a].clone()).collect()),
+    );
     Ok(())
 }
 
@@ -209,7 +230,9 @@ pub fn flatten(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let axis = cx.attrs.int_or("axis", 1);
     let a = if axis < 0 { axis + r } else { axis };
     if a < 0 || a > r {
-        return Err(ShapeError(format!("axis {axis} is out of range for rank {r}")));
+        return Err(ShapeError(format!(
+            "axis {axis} is out of range for rank {r}"
+        )));
     }
     let (h, t) = shape.split_at(a as usize);
     cx.set_tensor(0, elem, Some(vec![product(h), product(t)]));
@@ -229,7 +252,10 @@ pub fn squeeze(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let r = shape.len();
     let out: Vec<Dim> = match axes {
         Some(ax) => {
-            let ax: Vec<usize> = ax.iter().map(|&a| norm_axis(a, r)).collect::<Result<_, _>>()?;
+            let ax: Vec<usize> = ax
+                .iter()
+                .map(|&a| norm_axis(a, r))
+                .collect::<Result<_, _>>()?;
             for &a in &ax {
                 if let Some(v) = shape[a].as_ref().and_then(|e| e.as_int()) {
                     if v != 1 {
@@ -237,14 +263,26 @@ pub fn squeeze(cx: &mut InferCtx) -> Result<(), ShapeError> {
                     }
                 }
             }
-            shape.iter().enumerate().filter(|(i, _)| !ax.contains(i)).map(|(_, d)| d.clone()).collect()
+            shape
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !ax.contains(i))
+                .map(|(_, d)| d.clone())
+                .collect()
         }
         None => {
-            if shape.iter().any(|d| d.as_ref().and_then(|e| e.as_int()).is_none()) {
+            if shape
+                .iter()
+                .any(|d| d.as_ref().and_then(|e| e.as_int()).is_none())
+            {
                 cx.set_tensor(0, elem, None);
                 return Ok(());
             }
-            shape.iter().filter(|d| d.as_ref().and_then(|e| e.as_int()) != Some(1)).cloned().collect()
+            shape
+                .iter()
+                .filter(|d| d.as_ref().and_then(|e| e.as_int()) != Some(1))
+                .cloned()
+                .collect()
         }
     };
     propagate_reshape(cx, &out);
@@ -254,14 +292,27 @@ pub fn squeeze(cx: &mut InferCtx) -> Result<(), ShapeError> {
 
 /// Carries input 0's known value to output 0 under a new constant shape.
 fn propagate_reshape(cx: &mut InferCtx, out: &[Dim]) {
-    let Some(v) = cx.value(0).cloned() else { return };
+    let Some(v) = cx.value(0).cloned() else {
+        return;
+    };
     let sh: Option<Vec<usize>> = out
         .iter()
-        .map(|d| d.as_ref().and_then(|e| e.as_int()).filter(|&x| x >= 0).map(|x| x as usize))
+        .map(|d| {
+            d.as_ref()
+                .and_then(|e| e.as_int())
+                .filter(|&x| x >= 0)
+                .map(|x| x as usize)
+        })
         .collect();
     if let Some(sh) = sh {
         if sh.iter().product::<usize>() == v.values.len() {
-            cx.set_value(0, SymValue { shape: sh, values: v.values });
+            cx.set_value(
+                0,
+                SymValue {
+                    shape: sh,
+                    values: v.values,
+                },
+            );
         }
     }
 }
@@ -280,10 +331,19 @@ pub fn unsqueeze(cx: &mut InferCtx) -> Result<(), ShapeError> {
         return Ok(());
     };
     let r = shape.len() + axes.len();
-    let ax: Vec<usize> = axes.iter().map(|&a| norm_axis(a, r)).collect::<Result<_, _>>()?;
+    let ax: Vec<usize> = axes
+        .iter()
+        .map(|&a| norm_axis(a, r))
+        .collect::<Result<_, _>>()?;
     let mut it = shape.into_iter();
     let out: Vec<Dim> = (0..r)
-        .map(|i| if ax.contains(&i) { int_dim(1) } else { it.next().unwrap_or(None) })
+        .map(|i| {
+            if ax.contains(&i) {
+                int_dim(1)
+            } else {
+                it.next().unwrap_or(None)
+            }
+        })
         .collect();
     propagate_reshape(cx, &out);
     cx.set_tensor(0, elem, Some(out));
@@ -334,16 +394,28 @@ fn slice_len(d: &Dim, start: i64, end: i64, step: i64) -> Dim {
         return None;
     }
     if let Some(n) = d.as_ref().and_then(|e| e.as_int()) {
-        let mut s = if start < 0 { start.saturating_add(n) } else { start };
+        let mut s = if start < 0 {
+            start.saturating_add(n)
+        } else {
+            start
+        };
         let mut e = if end < 0 { end.saturating_add(n) } else { end };
         let len = if step > 0 {
             s = s.clamp(0, n);
             e = e.clamp(0, n);
-            if e > s { (e - s + step - 1) / step } else { 0 }
+            if e > s {
+                (e - s + step - 1) / step
+            } else {
+                0
+            }
         } else {
             s = s.clamp(0, (n - 1).max(0));
             e = e.clamp(-1, n - 1);
-            if s > e && n > 0 { (s - e + (-step) - 1) / (-step) } else { 0 }
+            if s > e && n > 0 {
+                (s - e + (-step) - 1) / (-step)
+            } else {
+                0
+            }
         };
         return int_dim(len);
     }
@@ -353,7 +425,10 @@ fn slice_len(d: &Dim, start: i64, end: i64, step: i64) -> Dim {
         return Some(Expr::max(&d.sub(&Expr::int(start)), &Expr::int(0)));
     }
     if step == 1 && start >= 0 && end < 0 && end > i64::MIN / 2 {
-        return Some(Expr::max(&d.add(&Expr::int(end)).sub(&Expr::int(start)), &Expr::int(0)));
+        return Some(Expr::max(
+            &d.add(&Expr::int(end)).sub(&Expr::int(start)),
+            &Expr::int(0),
+        ));
     }
     if step == 1 && start < 0 && start > i64::MIN / 2 && end == i64::MAX {
         return Some(Expr::min(&Expr::int(-start), d));
@@ -369,13 +444,26 @@ pub fn slice(cx: &mut InferCtx) -> Result<(), ShapeError> {
     };
     let r = shape.len();
     let args = if cx.opset < 10 {
-        Some((cx.attrs.ints("starts"), cx.attrs.ints("ends"), Ok(cx.attrs.ints("axes")), Ok(None)))
+        Some((
+            cx.attrs.ints("starts"),
+            cx.attrs.ints("ends"),
+            Ok(cx.attrs.ints("axes")),
+            Ok(None),
+        ))
     } else {
         Some((
             cx.ints(1),
             cx.ints(2),
-            if cx.has_input(3) { cx.ints(3).map(Some).ok_or(()) } else { Ok(None) },
-            if cx.has_input(4) { cx.ints(4).map(Some).ok_or(()) } else { Ok(None) },
+            if cx.has_input(3) {
+                cx.ints(3).map(Some).ok_or(())
+            } else {
+                Ok(None)
+            },
+            if cx.has_input(4) {
+                cx.ints(4).map(Some).ok_or(())
+            } else {
+                Ok(None)
+            },
         ))
     };
     let Some((Some(starts), Some(ends), Ok(axes), Ok(steps))) = args else {
@@ -385,7 +473,9 @@ pub fn slice(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let axes = axes.unwrap_or_else(|| (0..starts.len() as i64).collect());
     let steps = steps.unwrap_or_else(|| vec![1; starts.len()]);
     if ends.len() != starts.len() || axes.len() != starts.len() || steps.len() != starts.len() {
-        return Err(ShapeError("starts, ends, axes and steps must have the same length".into()));
+        return Err(ShapeError(
+            "starts, ends, axes and steps must have the same length".into(),
+        ));
     }
     let mut out = shape.clone();
     for k in 0..starts.len() {
@@ -395,8 +485,13 @@ pub fn slice(cx: &mut InferCtx) -> Result<(), ShapeError> {
     // data propagation of 1-D vectors
     if r == 1 {
         if let Some(v) = cx.value(0).cloned() {
-            let idx = crate::runtime::kernels::manip::slice_indices(v.values.len(), starts[0], ends[0], steps[0])
-                .map_err(|e| ShapeError(e.0))?;
+            let idx = crate::runtime::kernels::manip::slice_indices(
+                v.values.len(),
+                starts[0],
+                ends[0],
+                steps[0],
+            )
+            .map_err(|e| ShapeError(e.0))?;
             let vals: Vec<Expr> = idx.into_iter().map(|i| v.values[i].clone()).collect();
             cx.set_value(0, SymValue::vector(vals));
         }
@@ -407,7 +502,10 @@ pub fn slice(cx: &mut InferCtx) -> Result<(), ShapeError> {
 
 pub fn gather(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
-    let (Some(data), Some(ind)) = (cx.shape(0).map(|s| s.to_vec()), cx.shape(1).map(|s| s.to_vec())) else {
+    let (Some(data), Some(ind)) = (
+        cx.shape(0).map(|s| s.to_vec()),
+        cx.shape(1).map(|s| s.to_vec()),
+    ) else {
         cx.set_tensor(0, elem, None);
         return Ok(());
     };
@@ -428,7 +526,13 @@ pub fn gather(cx: &mut InferCtx) -> Result<(), ShapeError> {
                 })
                 .collect();
             if let Some(values) = vals {
-                cx.set_value(0, SymValue { shape: ix.shape.clone(), values });
+                cx.set_value(
+                    0,
+                    SymValue {
+                        shape: ix.shape.clone(),
+                        values,
+                    },
+                );
             }
         }
     }
@@ -446,7 +550,10 @@ pub fn gather_elements(cx: &mut InferCtx) -> Result<(), ShapeError> {
 pub fn gather_nd(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
     let b = cx.attrs.int_or("batch_dims", 0).max(0) as usize;
-    let (Some(data), Some(ind)) = (cx.shape(0).map(|s| s.to_vec()), cx.shape(1).map(|s| s.to_vec())) else {
+    let (Some(data), Some(ind)) = (
+        cx.shape(0).map(|s| s.to_vec()),
+        cx.shape(1).map(|s| s.to_vec()),
+    ) else {
         cx.set_tensor(0, elem, None);
         return Ok(());
     };
@@ -456,7 +563,10 @@ pub fn gather_nd(cx: &mut InferCtx) -> Result<(), ShapeError> {
     };
     let k = k.max(0) as usize;
     if b + k > data.len() || ind.is_empty() {
-        return Err(ShapeError(format!("indices of depth {k} do not fit data of rank {}", data.len())));
+        return Err(ShapeError(format!(
+            "indices of depth {k} do not fit data of rank {}",
+            data.len()
+        )));
     }
     let mut out = ind[..ind.len() - 1].to_vec();
     out.extend(data[b + k..].iter().cloned());
@@ -466,8 +576,12 @@ pub fn gather_nd(cx: &mut InferCtx) -> Result<(), ShapeError> {
 
 pub fn expand(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
-    let (Some(shape), Some(target)) = (cx.shape(0).map(|s| s.to_vec()), cx.value(1).cloned()) else {
-        let rank = cx.shape(1).and_then(|s| s.first().cloned().flatten()).and_then(|e| e.as_int());
+    let (Some(shape), Some(target)) = (cx.shape(0).map(|s| s.to_vec()), cx.value(1).cloned())
+    else {
+        let rank = cx
+            .shape(1)
+            .and_then(|s| s.first().cloned().flatten())
+            .and_then(|e| e.as_int());
         let r0 = cx.rank(0);
         let r = match (rank, r0) {
             (Some(a), Some(b)) => Some((a.max(0) as usize).max(b)),
@@ -494,7 +608,13 @@ pub fn tile(cx: &mut InferCtx) -> Result<(), ShapeError> {
             .zip(&v.values)
             .map(|(d, r)| d.as_ref().map(|d| d.mul(r)))
             .collect(),
-        Some(v) => return Err(ShapeError(format!("{} repeats for rank {}", v.values.len(), shape.len()))),
+        Some(v) => {
+            return Err(ShapeError(format!(
+                "{} repeats for rank {}",
+                v.values.len(),
+                shape.len()
+            )))
+        }
         None => vec![None; shape.len()],
     };
     cx.set_tensor(0, elem, Some(out));
@@ -509,15 +629,23 @@ pub fn pad(cx: &mut InferCtx) -> Result<(), ShapeError> {
     };
     let r = shape.len();
     let pads: Option<Vec<Expr>> = if cx.opset < 2 {
-        cx.attrs.ints("paddings").map(|v| v.into_iter().map(Expr::int).collect())
+        cx.attrs
+            .ints("paddings")
+            .map(|v| v.into_iter().map(Expr::int).collect())
     } else if cx.opset < 11 {
-        cx.attrs.ints("pads").map(|v| v.into_iter().map(Expr::int).collect())
+        cx.attrs
+            .ints("pads")
+            .map(|v| v.into_iter().map(Expr::int).collect())
     } else {
         cx.value(1).map(|v| v.values.clone())
     };
     let axes: Option<Vec<usize>> = if cx.opset >= 18 && cx.has_input(3) {
         match cx.ints(3) {
-            Some(a) => Some(a.iter().map(|&x| norm_axis(x, r)).collect::<Result<_, _>>()?),
+            Some(a) => Some(
+                a.iter()
+                    .map(|&x| norm_axis(x, r))
+                    .collect::<Result<_, _>>()?,
+            ),
             None => {
                 cx.set_tensor(0, elem, Some(vec![None; r]));
                 return Ok(());
@@ -532,11 +660,17 @@ pub fn pad(cx: &mut InferCtx) -> Result<(), ShapeError> {
         return Ok(());
     };
     if pads.len() != 2 * axes.len() {
-        return Err(ShapeError(format!("{} pads for {} axes", pads.len(), axes.len())));
+        return Err(ShapeError(format!(
+            "{} pads for {} axes",
+            pads.len(),
+            axes.len()
+        )));
     }
     let mut out = shape.clone();
     for (k, &a) in axes.iter().enumerate() {
-        out[a] = shape[a].as_ref().map(|d| d.add(&pads[k]).add(&pads[k + axes.len()]));
+        out[a] = shape[a]
+            .as_ref()
+            .map(|d| d.add(&pads[k]).add(&pads[k + axes.len()]));
     }
     cx.set_tensor(0, elem, Some(out));
     Ok(())
@@ -587,13 +721,22 @@ pub fn constant_of_shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
             if let (Some(f), Some(sh)) = (fill, v.ints()) {
                 let n: i64 = sh.iter().product();
                 if sh.len() <= 1 && (0..=64).contains(&n) {
-                    cx.set_value(0, SymValue { shape: sh.iter().map(|&d| d as usize).collect(), values: vec![f; n as usize] });
+                    cx.set_value(
+                        0,
+                        SymValue {
+                            shape: sh.iter().map(|&d| d as usize).collect(),
+                            values: vec![f; n as usize],
+                        },
+                    );
                 }
             }
             cx.set_tensor(0, elem, Some(dims));
         }
         None => {
-            let r = cx.shape(0).and_then(|s| s.first().cloned().flatten()).and_then(|e| e.as_int());
+            let r = cx
+                .shape(0)
+                .and_then(|s| s.first().cloned().flatten())
+                .and_then(|e| e.as_int());
             cx.set_tensor(0, elem, r.map(|r| vec![None; r.max(0) as usize]));
         }
     }
@@ -601,11 +744,18 @@ pub fn constant_of_shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
 }
 
 pub fn constant(cx: &mut InferCtx) -> Result<(), ShapeError> {
-    let t = crate::runtime::kernels::manip::constant_value(&cx.attrs).map_err(|e| ShapeError(e.0))?;
+    let t =
+        crate::runtime::kernels::manip::constant_value(&cx.attrs).map_err(|e| ShapeError(e.0))?;
     let dims: Vec<Dim> = t.shape().iter().map(|&d| int_dim(d as i64)).collect();
     if t.dtype().is_int() && t.len() <= 1024 {
         if let Ok(v) = t.to_i64_vec() {
-            cx.set_value(0, SymValue { shape: t.shape().to_vec(), values: v.into_iter().map(Expr::int).collect() });
+            cx.set_value(
+                0,
+                SymValue {
+                    shape: t.shape().to_vec(),
+                    values: v.into_iter().map(Expr::int).collect(),
+                },
+            );
         }
     }
     cx.set_tensor(0, t.dtype(), Some(dims));
@@ -651,7 +801,9 @@ pub fn one_hot(cx: &mut InferCtx) -> Result<(), ShapeError> {
 
 pub fn eye_like(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = match cx.attrs.int("dtype") {
-        Some(c) => DataType::from_code(c as i32).ok_or_else(|| ShapeError(format!("unknown dtype {c}")))?,
+        Some(c) => {
+            DataType::from_code(c as i32).ok_or_else(|| ShapeError(format!("unknown dtype {c}")))?
+        }
         None => cx.elem_req(0)?,
     };
     let shape = cx.shape(0).map(|s| s.to_vec());

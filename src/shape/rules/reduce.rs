@@ -10,7 +10,13 @@ fn reduced(shape: &[Dim], mask: &[bool], keep: bool) -> Vec<Dim> {
     shape
         .iter()
         .zip(mask)
-        .filter_map(|(d, &m)| if m { keep.then(|| Some(Expr::int(1))) } else { Some(d.clone()) })
+        .filter_map(|(d, &m)| {
+            if m {
+                keep.then(|| Some(Expr::int(1)))
+            } else {
+                Some(d.clone())
+            }
+        })
         .collect()
 }
 
@@ -18,7 +24,11 @@ pub fn reduce(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
     let keep = cx.attrs.int_or("keepdims", 1) != 0;
     let noop = cx.attrs.int_or("noop_with_empty_axes", 0) != 0;
-    let since = if cx.node.op_type() == "ReduceSum" { 13 } else { 18 };
+    let since = if cx.node.op_type() == "ReduceSum" {
+        13
+    } else {
+        18
+    };
     let from_input = cx.opset >= since;
     let Some(shape) = cx.shape(0).map(|s| s.to_vec()) else {
         cx.set_tensor(0, elem, None);
@@ -31,7 +41,11 @@ pub fn reduce(cx: &mut InferCtx) -> Result<(), ShapeError> {
                 Some(v) => Some(v),
                 None => {
                     // axes unknown: only the rank is known when keepdims
-                    let known_empty = cx.shape(1).and_then(|s| s.first().cloned().flatten()).and_then(|e| e.as_int()) == Some(0);
+                    let known_empty = cx
+                        .shape(1)
+                        .and_then(|s| s.first().cloned().flatten())
+                        .and_then(|e| e.as_int())
+                        == Some(0);
                     if !known_empty {
                         cx.set_tensor(0, elem, keep.then(|| vec![None; r]));
                         return Ok(());
