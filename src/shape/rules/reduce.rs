@@ -47,7 +47,13 @@ pub fn reduce(cx: &mut InferCtx) -> Result<(), ShapeError> {
                         .and_then(|e| e.as_int())
                         == Some(0);
                     if !known_empty {
-                        cx.set_tensor(0, elem, keep.then(|| vec![None; r]));
+                        let n = super::manip::input_len(cx, 1);
+                        let out = if keep {
+                            Some(vec![None; r])
+                        } else {
+                            n.and_then(|n| r.checked_sub(n)).map(|k| vec![None; k])
+                        };
+                        cx.set_tensor(0, elem, out);
                         return Ok(());
                     }
                     Some(vec![])
@@ -89,4 +95,43 @@ pub fn arg(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let mask: Vec<bool> = (0..shape.len()).map(|i| i == ax).collect();
     cx.set_tensor(0, DataType::Int64, Some(reduced(&shape, &mask, keep)));
     Ok(())
+}
+
+#[cfg(test)]
+mod scratch {
+    #[test]
+    #[ignore]
+    fn scan_conformance() {
+        let root = std::path::Path::new("/work/shared/onnx-backend/node");
+        let mut dirs: Vec<_> = std::fs::read_dir(root).unwrap().map(|e| e.unwrap().path()).collect();
+        dirs.sort();
+        for d in dirs {
+            let Ok(mut m) = crate::proto::load_model(&d.join("model.onnx")) else { continue };
+            let g = m.graph.as_mut().unwrap();
+            let mut decl = vec![];
+            for o in g.output.iter_mut() {
+                decl.push((o.name().to_string(), o.r#type.as_ref().map(crate::shape::TypeInfo::from_proto)));
+                o.r#type = None;
+            }
+            let rep = crate::shape::infer_model(&mut m);
+            let name = d.file_name().unwrap().to_string_lossy().to_string();
+            for w in &rep.warnings {
+                println!("W {name}: {w}");
+            }
+            for (o, dt) in decl {
+                let Some(dt) = dt else { continue };
+                match rep.get(&o) {
+                    Some(v) if v.ty.elem().is_some() => {
+                        let (a, b) = (v.ty.display(), dt.display());
+                        if a != b {
+                            println!("M {name}: output {o} inferred {a}, declared {b}");
+                        } else {
+                            println!("OK {name}");
+                        }
+                    }
+                    _ => println!("N {name}: output {o} not inferred"),
+                }
+            }
+        }
+    }
 }
