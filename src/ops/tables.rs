@@ -6,6 +6,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
     [
         super::elementwise::TABLE,
         super::manip::TABLE,
+        super::reduce::TABLE,
         super::linalg::TABLE,
     ]
     .into_iter()

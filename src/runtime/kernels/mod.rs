@@ -4,7 +4,9 @@
 pub mod cast;
 pub mod elementwise;
 pub mod linalg;
+pub mod index;
 pub mod manip;
+pub mod reduce;
 
 use super::kernel::KernelError;
 use crate::tensor::Elem;
