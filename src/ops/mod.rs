@@ -10,6 +10,7 @@ mod attrs;
 mod elementwise;
 mod linalg;
 mod manip;
+mod nn;
 mod tables;
 
 pub use attrs::Attrs;

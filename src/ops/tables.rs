@@ -7,6 +7,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         super::elementwise::TABLE,
         super::manip::TABLE,
         super::linalg::TABLE,
+        super::nn::TABLE,
     ]
     .into_iter()
     .flat_map(|t| t.iter())

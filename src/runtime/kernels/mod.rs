@@ -2,8 +2,10 @@
 //! (numpy broadcasting, axis normalisation, typed dispatch).
 
 pub mod elementwise;
+pub mod conv;
 pub mod linalg;
 pub mod manip;
+pub mod nn;
 
 use super::kernel::KernelError;
 use crate::tensor::Elem;

@@ -3,6 +3,7 @@
 pub mod elementwise;
 pub mod linalg;
 pub mod manip;
+pub mod nn;
 
 use super::ctx::ShapeError;
 use super::types::Dim;
