@@ -352,7 +352,7 @@ pub fn conv_transpose(info: &NodeInfo) -> Result<Kernel, KernelError> {
                             let mut off = Some(0usize);
                             for d in 0..nd {
                                 let p = (ii[d] * geo.strides[d] + kk[d] * geo.dilations[d]) as isize
-                                    - geo.pad_begin[d] as isize;
+                                    - geo.pad_begin[d];
                                 if p < 0 || p >= geo.out[d] as isize {
                                     off = None;
                                     break;
@@ -383,7 +383,7 @@ pub fn conv_transpose(info: &NodeInfo) -> Result<Kernel, KernelError> {
 pub struct ConvTGeo {
     pub strides: Vec<usize>,
     pub dilations: Vec<usize>,
-    pub pad_begin: Vec<usize>,
+    pub pad_begin: Vec<isize>,
     pub out: Vec<usize>,
 }
 
@@ -438,13 +438,16 @@ impl ConvTGeo {
                 _ => None,
             };
             if let Some(t) = target {
-                let total = (natural - t).max(0);
+                // a negative total (output_shape beyond the natural size)
+                // extends the output; floor halves as in the spec's formula
+                let total = natural - t;
+                let half = total.div_euclid(2);
                 if wa.auto_pad == "SAME_UPPER" {
-                    pb[i] = total / 2;
-                    pe[i] = total - total / 2;
+                    pb[i] = half;
+                    pe[i] = total - half;
                 } else {
-                    pb[i] = total - total / 2;
-                    pe[i] = total / 2;
+                    pb[i] = total - half;
+                    pe[i] = half;
                 }
             }
             let o = natural - pb[i] - pe[i];
@@ -456,7 +459,7 @@ impl ConvTGeo {
         Ok(ConvTGeo {
             strides: s.iter().map(|&v| v as usize).collect(),
             dilations: d.iter().map(|&v| v as usize).collect(),
-            pad_begin: pb.iter().map(|&v| v as usize).collect(),
+            pad_begin: pb.iter().map(|&v| v as isize).collect(),
             out,
         })
     }
