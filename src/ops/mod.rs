@@ -11,6 +11,7 @@ mod elementwise;
 mod linalg;
 mod manip;
 mod reduce;
+mod nn;
 mod tables;
 
 pub use attrs::Attrs;

@@ -8,6 +8,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         super::manip::TABLE,
         super::reduce::TABLE,
         super::linalg::TABLE,
+        super::nn::TABLE,
     ]
     .into_iter()
     .flat_map(|t| t.iter())

@@ -186,3 +186,432 @@ pub fn matmul(_: &NodeInfo) -> Result<Kernel, KernelError> {
         Ok(vec![Value::Tensor(y)])
     }))
 }
+
+// ---------------------------------------------------------------- Gemm
+
+fn gemm_typed<T: Gemm>(
+    a: &Tensor,
+    b: &Tensor,
+    c: Option<&Tensor>,
+    p: (bool, bool, f32, f32),
+) -> Result<Tensor, KernelError> {
+    let (ta, tb, alpha, beta) = p;
+    let x: &ArrayD<T> = super::typed(a, "A")?;
+    let y: &ArrayD<T> = super::typed(b, "B")?;
+    if x.ndim() != 2 || y.ndim() != 2 {
+        bail!("Gemm needs 2-D A and B, got {:?} and {:?}", x.shape(), y.shape());
+    }
+    let x2 = x.view().into_dimensionality::<ndarray::Ix2>()?;
+    let y2 = y.view().into_dimensionality::<ndarray::Ix2>()?;
+    let x2 = if ta { x2.reversed_axes() } else { x2 };
+    let y2 = if tb { y2.reversed_axes() } else { y2 };
+    let (m, k) = x2.dim();
+    let (k2, n) = y2.dim();
+    if k != k2 {
+        bail!("Gemm inner dimensions differ ({k} vs {k2})");
+    }
+    let xs = x2.as_standard_layout();
+    let ys = y2.as_standard_layout();
+    let (Some(xd), Some(yd)) = (xs.as_slice(), ys.as_slice()) else {
+        bail!("internal: non-contiguous buffer");
+    };
+    let mut out = vec![T::zero(); m * n];
+    T::gemm(m, k, n, xd, yd, &mut out);
+    let al = T::from_f64(alpha as f64);
+    if alpha != 1.0 {
+        out.iter_mut().for_each(|v| *v = v.mul(al));
+    }
+    let mut res = ArrayD::from_shape_vec(ndarray::IxDyn(&[m, n]), out)?;
+    if let Some(c) = c {
+        let cv: &ArrayD<T> = super::typed(c, "C")?;
+        let cb = cv.broadcast(ndarray::IxDyn(&[m, n])).ok_or_else(|| {
+            KernelError::new(format!("C of shape {:?} does not broadcast to [{m}, {n}]", cv.shape()))
+        })?;
+        let be = T::from_f64(beta as f64);
+        ndarray::Zip::from(&mut res).and(&cb).for_each(|o, &cval| {
+            *o = o.add(if beta == 1.0 { cval } else { cval.mul(be) });
+        });
+    }
+    Ok(T::wrap(res))
+}
+
+pub fn gemm(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let p = (
+        info.attrs.int_or("transA", 0) != 0,
+        info.attrs.int_or("transB", 0) != 0,
+        info.attrs.float_or("alpha", 1.0),
+        info.attrs.float_or("beta", 1.0),
+    );
+    Ok(Box::new(move |_, ins| {
+        let a = tensor_in(ins, 0)?;
+        let b = tensor_in(ins, 1)?;
+        let c = crate::runtime::kernel::opt_tensor_in(ins, 2)?;
+        let y = dispatch_num!(a, gemm_typed(a, b, c, p), bail!("Gemm does not accept {}", a.dtype()))?;
+        Ok(vec![Value::Tensor(y)])
+    }))
+}
+
+// ------------------------------------------------- quantised matmuls
+
+/// `x - zp` (or `(x - zp) * scale`) as f64, with a scalar or per-row
+/// (`row`) / per-column parameter; a 1-D per-row vector of M values applies
+/// to the rows of the last two axes.
+fn shifted(
+    x: &Tensor,
+    zp: Option<&Tensor>,
+    scale: Option<&Tensor>,
+    row: bool,
+) -> Result<ArrayD<f64>, KernelError> {
+    let xa = ArrayD::from_shape_vec(ndarray::IxDyn(x.shape()), super::nn::to_f64s(x, "input")?)?;
+    let param = |t: &Tensor, what: &str| -> Result<ArrayD<f64>, KernelError> {
+        let v = super::nn::to_f64s(t, what)?;
+        let mut shape = t.shape().to_vec();
+        if row && shape.len() == 1 && v.len() > 1 {
+            shape.push(1);
+        }
+        Ok(ArrayD::from_shape_vec(ndarray::IxDyn(&shape), v)?)
+    };
+    let mut out = match zp {
+        Some(z) => super::zip2(&xa, &param(z, "zero point")?, |p, q| p - q)?,
+        None => xa,
+    };
+    if let Some(s) = scale {
+        out = super::zip2(&out, &param(s, "scale")?, |p, q| p * q)?;
+    }
+    if out.shape() != x.shape() {
+        bail!("a zero point or scale of shape {:?} does not fit the input {:?}", out.shape(), x.shape());
+    }
+    Ok(out)
+}
+
+fn int8ish(t: &Tensor, what: &str) -> Result<(), KernelError> {
+    if !matches!(t.dtype(), crate::tensor::DataType::Int8 | crate::tensor::DataType::Uint8) {
+        bail!("{what} must be int8 or uint8, got {}", t.dtype());
+    }
+    Ok(())
+}
+
+pub fn matmul_integer(_: &NodeInfo) -> Result<Kernel, KernelError> {
+    use crate::runtime::kernel::opt_tensor_in;
+    Ok(Box::new(|_, ins| {
+        let a = tensor_in(ins, 0)?;
+        let b = tensor_in(ins, 1)?;
+        int8ish(a, "A")?;
+        int8ish(b, "B")?;
+        let x = shifted(a, opt_tensor_in(ins, 2)?, None, true)?;
+        let y = shifted(b, opt_tensor_in(ins, 3)?, None, false)?;
+        let r = matmul_arrays(&x, &y)?;
+        let shape = r.shape().to_vec();
+        let v = r.iter().map(|&v| v as i64 as i32).collect();
+        Ok(vec![Tensor::from_vec(&shape, v)?.into()])
+    }))
+}
+
+pub fn qlinear_matmul(_: &NodeInfo) -> Result<Kernel, KernelError> {
+    use crate::tensor::DataType;
+    Ok(Box::new(|_, ins| {
+        let a = tensor_in(ins, 0)?;
+        let b = tensor_in(ins, 3)?;
+        int8ish(a, "a")?;
+        int8ish(b, "b")?;
+        let x = shifted(a, Some(tensor_in(ins, 2)?), Some(tensor_in(ins, 1)?), true)?;
+        let y = shifted(b, Some(tensor_in(ins, 5)?), Some(tensor_in(ins, 4)?), false)?;
+        let ys = super::nn::to_f64s(tensor_in(ins, 6)?, "y_scale")?;
+        let yzt = tensor_in(ins, 7)?;
+        let yz = super::nn::to_f64s(yzt, "y_zero_point")?;
+        if ys.len() != 1 || yz.len() != 1 {
+            bail!("QLinearMatMul supports a per-tensor output scale and zero point only");
+        }
+        if ys[0] == 0.0 {
+            bail!("y_scale is zero");
+        }
+        let (lo, hi) = match yzt.dtype() {
+            DataType::Int8 => (-128.0, 127.0),
+            DataType::Uint8 => (0.0, 255.0),
+            other => bail!("y_zero_point must be int8 or uint8, got {other}"),
+        };
+        let r = matmul_arrays(&x, &y)?;
+        let shape = r.shape().to_vec();
+        let v: Vec<f64> = r
+            .iter()
+            .map(|&v| ((v / ys[0]).round_ties_even() + yz[0]).clamp(lo, hi))
+            .collect();
+        Ok(vec![super::nn::from_f64s(yzt.dtype(), &shape, v)?.into()])
+    }))
+}
+
+// ---------------------------------------------------------------- Einsum
+
+/// A parsed Einsum equation: each operand's labels (ellipsis dims are
+/// labels `b'0'..` counted from the left of the broadcast ellipsis), and the
+/// output labels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EinsumSpec {
+    pub inputs: Vec<Vec<u8>>,
+    pub output: Vec<u8>,
+}
+
+/// Label used for the i-th ellipsis dimension (of `ell` in total).
+fn ell_label(i: usize) -> u8 {
+    // ASCII control range: never a letter
+    1 + i as u8
+}
+
+/// Parses an equation given the operand ranks.
+pub fn einsum_parse(eq: &str, ranks: &[usize]) -> Result<EinsumSpec, String> {
+    let eq: String = eq.chars().filter(|c| !c.is_whitespace()).collect();
+    let (lhs, rhs) = match eq.split_once("->") {
+        Some((l, r)) => (l.to_string(), Some(r.to_string())),
+        None => (eq.clone(), None),
+    };
+    let terms: Vec<&str> = lhs.split(',').collect();
+    if terms.len() != ranks.len() {
+        return Err(format!(
+            "the equation has {} operands, {} were given",
+            terms.len(),
+            ranks.len()
+        ));
+    }
+    let split = |t: &str| -> Result<(Vec<u8>, Option<Vec<u8>>), String> {
+        // (labels before ..., labels after ...) or no ellipsis
+        let check = |s: &str| -> Result<Vec<u8>, String> {
+            s.bytes()
+                .map(|c| {
+                    if c.is_ascii_alphabetic() {
+                        Ok(c)
+                    } else {
+                        Err(format!("invalid Einsum label '{}'", c as char))
+                    }
+                })
+                .collect()
+        };
+        match t.split_once("...") {
+            Some((a, b)) => {
+                let mut v = check(a)?;
+                let after = check(b)?;
+                v.push(b'.');
+                v.extend(after);
+                Ok((v, Some(vec![])))
+            }
+            None => Ok((check(t)?, None)),
+        }
+    };
+    let mut ell = 0usize;
+    let mut parsed = vec![];
+    for (t, &r) in terms.iter().zip(ranks) {
+        let (labels, has) = split(t)?;
+        if has.is_some() {
+            let named = labels.len() - 1;
+            if named > r {
+                return Err(format!("term '{t}' has more labels than rank {r}"));
+            }
+            ell = ell.max(r - named);
+        } else if labels.len() != r {
+            return Err(format!("term '{t}' has {} labels for rank {r}", labels.len()));
+        }
+        parsed.push(labels);
+    }
+    let expand = |labels: &[u8], r: usize| -> Vec<u8> {
+        let mut out = vec![];
+        for &c in labels {
+            if c == b'.' {
+                let n = r + 1 - labels.len();
+                // right-aligned against the common ellipsis
+                for i in 0..n {
+                    out.push(ell_label(ell - n + i));
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    };
+    let inputs: Vec<Vec<u8>> = parsed
+        .iter()
+        .zip(ranks)
+        .map(|(l, &r)| if l.contains(&b'.') { expand(l, r) } else { l.clone() })
+        .collect();
+    let output = match rhs {
+        Some(r) => {
+            let (labels, has) = split(&r)?;
+            let mut out = vec![];
+            for &c in &labels {
+                if c == b'.' {
+                    out.extend((0..ell).map(ell_label));
+                } else {
+                    if !inputs.iter().any(|l| l.contains(&c)) {
+                        return Err(format!("output label '{}' is not in any input", c as char));
+                    }
+                    if out.contains(&c) {
+                        return Err(format!("output label '{}' is repeated", c as char));
+                    }
+                    out.push(c);
+                }
+            }
+            if has.is_none() && ell > 0 {
+                // ellipsis dimensions not in the output are summed
+            }
+            out
+        }
+        None => {
+            let mut out: Vec<u8> = (0..ell).map(ell_label).collect();
+            let mut letters: Vec<u8> = vec![];
+            for l in &inputs {
+                for &c in l {
+                    if c.is_ascii_alphabetic() && !letters.contains(&c) {
+                        let count: usize = inputs.iter().map(|l| l.iter().filter(|&&d| d == c).count()).sum();
+                        if count == 1 {
+                            letters.push(c);
+                        }
+                    }
+                }
+            }
+            letters.sort();
+            out.extend(letters);
+            out
+        }
+    };
+    Ok(EinsumSpec { inputs, output })
+}
+
+fn einsum_typed<T: Num>(spec: &EinsumSpec, ts: &[&Tensor]) -> Result<Tensor, KernelError> {
+    let arrays: Vec<ndarray::CowArray<T, ndarray::IxDyn>> = ts
+        .iter()
+        .map(|t| super::typed::<T>(t, "Einsum operand").map(|a| a.as_standard_layout()))
+        .collect::<Result<_, _>>()?;
+    // all labels: output first, then summed ones
+    let mut labels = spec.output.clone();
+    for l in &spec.inputs {
+        for &c in l {
+            if !labels.contains(&c) {
+                labels.push(c);
+            }
+        }
+    }
+    let mut size = vec![1usize; labels.len()];
+    let mut seen = vec![false; labels.len()];
+    for (l, a) in spec.inputs.iter().zip(&arrays) {
+        for (&c, &d) in l.iter().zip(a.shape()) {
+            let i = labels.iter().position(|&x| x == c).unwrap_or(0);
+            if !seen[i] || size[i] == 1 {
+                size[i] = d;
+                seen[i] = true;
+            } else if d != size[i] && !(d == 1 && c < b'A') {
+                bail!("Einsum label '{}' has sizes {} and {d}", c as char, size[i]);
+            }
+        }
+    }
+    // strides of each operand per label (repeated labels add: diagonals)
+    let strides: Vec<Vec<usize>> = spec
+        .inputs
+        .iter()
+        .zip(&arrays)
+        .map(|(l, a)| {
+            let mut st = vec![0usize; labels.len()];
+            let sh = a.shape();
+            let mut s = 1usize;
+            for j in (0..l.len()).rev() {
+                let i = labels.iter().position(|&x| x == l[j]).unwrap_or(0);
+                if sh[j] != 1 || size[i] == 1 {
+                    st[i] += s;
+                }
+                s *= sh[j];
+            }
+            st
+        })
+        .collect();
+    let nout = spec.output.len();
+    let osize: usize = size[..nout].iter().product();
+    let rsize: usize = size[nout..].iter().product();
+    if osize.checked_mul(rsize).is_none_or(|v| v > 1 << 34) {
+        bail!("Einsum is too large");
+    }
+    let datas: Vec<&[T]> = arrays
+        .iter()
+        .map(|a| a.as_slice().ok_or_else(|| KernelError::new("internal: non-contiguous")))
+        .collect::<Result<_, _>>()?;
+    let mut out = Vec::with_capacity(osize);
+    let mut oi = vec![0usize; nout];
+    let rdims = size[nout..].to_vec();
+    let mut ri = vec![0usize; rdims.len()];
+    for _ in 0..osize {
+        let base: Vec<usize> = strides
+            .iter()
+            .map(|st| oi.iter().zip(st).map(|(i, s)| i * s).sum())
+            .collect();
+        let mut acc = T::zero();
+        ri.iter_mut().for_each(|v| *v = 0);
+        for _ in 0..rsize {
+            let mut prod = T::one();
+            for (k, st) in strides.iter().enumerate() {
+                let off: usize = base[k] + ri.iter().zip(&st[nout..]).map(|(i, s)| i * s).sum::<usize>();
+                prod = prod.mul(datas[k][off]);
+            }
+            acc = acc.add(prod);
+            super::nn::next_index(&mut ri, &rdims);
+        }
+        out.push(acc);
+        super::nn::next_index(&mut oi, &size[..nout]);
+    }
+    Ok(T::wrap(ArrayD::from_shape_vec(ndarray::IxDyn(&size[..nout]), out)?))
+}
+
+pub fn einsum(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let eq = info
+        .attrs
+        .string("equation")
+        .ok_or_else(|| KernelError::new("Einsum needs an equation"))?;
+    Ok(Box::new(move |_, ins| {
+        let ts: Vec<&Tensor> = (0..ins.len()).map(|i| tensor_in(ins, i)).collect::<Result<_, _>>()?;
+        if ts.is_empty() {
+            bail!("Einsum needs at least one input");
+        }
+        if ts.iter().any(|t| t.dtype() != ts[0].dtype()) {
+            bail!("Einsum operands must have one element type");
+        }
+        let ranks: Vec<usize> = ts.iter().map(|t| t.rank()).collect();
+        let spec = einsum_parse(&eq, &ranks).map_err(KernelError::new)?;
+        let a = ts[0];
+        let y = dispatch_num!(a, einsum_typed(&spec, &ts), bail!("Einsum does not accept {}", a.dtype()))?;
+        Ok(vec![Value::Tensor(y)])
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(eq: &str, ts: &[Tensor]) -> Tensor {
+        let refs: Vec<&Tensor> = ts.iter().collect();
+        let ranks: Vec<usize> = ts.iter().map(|t| t.rank()).collect();
+        let spec = einsum_parse(eq, &ranks).unwrap();
+        einsum_typed::<i64>(&spec, &refs).unwrap()
+    }
+
+    #[test]
+    fn einsum_forms() {
+        let a = Tensor::from_vec(&[2, 3], (1..=6).collect::<Vec<i64>>()).unwrap();
+        let b = Tensor::from_vec(&[3, 2], (1..=6).collect::<Vec<i64>>()).unwrap();
+        let mm = run("ij,jk", &[a.clone(), b.clone()]);
+        assert_eq!(mm.to_i64_vec().unwrap(), vec![22, 28, 49, 64]);
+        let t = run("ij->ji", &[a.clone()]);
+        assert_eq!(t.shape(), &[3, 2]);
+        assert_eq!(t.to_i64_vec().unwrap(), vec![1, 4, 2, 5, 3, 6]);
+        let sq = Tensor::from_vec(&[2, 2], vec![1i64, 2, 3, 4]).unwrap();
+        assert_eq!(run("ii", &[sq.clone()]).to_i64_vec().unwrap(), vec![5]);
+        assert_eq!(run("ii->i", &[sq]).to_i64_vec().unwrap(), vec![1, 4]);
+        let e = run("...j->...", &[a]);
+        assert_eq!(e.to_i64_vec().unwrap(), vec![6, 15]);
+        assert!(einsum_parse("ij,jk", &[2]).is_err());
+        assert!(einsum_parse("ij->k", &[2]).is_err());
+    }
+
+    #[test]
+    fn gemm_trans_and_bias() {
+        let a = Tensor::from_vec(&[3, 2], vec![1.0f32, 4.0, 2.0, 5.0, 3.0, 6.0]).unwrap();
+        let b = Tensor::from_vec(&[3, 2], (1..=6).map(|v| v as f32).collect::<Vec<_>>()).unwrap();
+        let c = Tensor::from_vec(&[2], vec![1.0f32, -1.0]).unwrap();
+        let y = gemm_typed::<f32>(&a, &b, Some(&c), (true, false, 2.0, 3.0)).unwrap();
+        assert_eq!(y.to_f64_vec().unwrap(), vec![47.0, 53.0, 101.0, 125.0]);
+    }
+}

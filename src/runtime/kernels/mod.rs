@@ -3,10 +3,12 @@
 
 pub mod cast;
 pub mod elementwise;
+pub mod conv;
 pub mod linalg;
 pub mod index;
 pub mod manip;
 pub mod reduce;
+pub mod nn;
 
 use super::kernel::KernelError;
 use crate::tensor::Elem;

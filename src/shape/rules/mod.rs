@@ -4,6 +4,7 @@ pub mod elementwise;
 pub mod linalg;
 pub mod manip;
 pub mod reduce;
+pub mod nn;
 
 use super::ctx::ShapeError;
 use super::types::Dim;

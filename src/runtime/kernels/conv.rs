@@ -1,0 +1,545 @@
+//! Convolutions: Conv, ConvTranspose and ConvInteger, N-D with groups,
+//! strides, dilations and padding. Conv is im2col + GEMM per (image,
+//! group), parallel over images/groups with rayon; 1x1 stride-1 unpadded
+//! convolutions skip im2col. f16/bf16 compute through f32, ConvInteger
+//! through f64 (exact for its value range).
+
+use super::linalg::Gemm;
+use super::nn::{from_f64s, next_index, to_f64s, Window, WindowAttrs};
+use crate::bail;
+use crate::runtime::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
+use crate::tensor::{DataType, Tensor, Value};
+use ndarray::{ArrayD, IxDyn};
+use rayon::prelude::*;
+
+/// Floats the convolution core runs on.
+pub trait ConvFloat: Gemm + Send + Sync + std::ops::AddAssign {}
+impl ConvFloat for f32 {}
+impl ConvFloat for f64 {}
+
+/// Shapes and geometry of one convolution.
+struct Geo {
+    n: usize,
+    c: usize,
+    m: usize,
+    group: usize,
+    spatial: Vec<usize>,
+    w: Window,
+}
+
+/// Fills `col` (rows: channel x kernel offset, columns: output positions)
+/// from one image's channels `x` (c_g planes).
+fn im2col<T: ConvFloat>(x: &[T], c_g: usize, sp: &[usize], w: &Window, col: &mut [T]) {
+    let nd = sp.len();
+    let kprod: usize = w.kernel.iter().product();
+    let oprod: usize = w.out.iter().product();
+    let plane: usize = sp.iter().product();
+    let last_o = *w.out.last().unwrap_or(&1);
+    let outer_o = w.out[..nd.saturating_sub(1)].to_vec();
+    let mut kk = vec![0usize; nd];
+    let mut oo = vec![0usize; nd.saturating_sub(1)];
+    for ci in 0..c_g {
+        let xp = &x[ci * plane..(ci + 1) * plane];
+        kk.iter_mut().for_each(|v| *v = 0);
+        for kidx in 0..kprod {
+            let row = &mut col[(ci * kprod + kidx) * oprod..(ci * kprod + kidx + 1) * oprod];
+            oo.iter_mut().for_each(|v| *v = 0);
+            let mut pos = 0;
+            loop {
+                // offset of the leading axes, or None when in the padding
+                let mut off = Some(0usize);
+                for i in 0..nd - 1 {
+                    let p = (oo[i] * w.strides[i] + kk[i] * w.dilations[i]) as isize - w.pad_begin[i] as isize;
+                    if p < 0 || p >= sp[i] as isize {
+                        off = None;
+                        break;
+                    }
+                    off = off.map(|o| o * sp[i] + p as usize);
+                }
+                let seg = &mut row[pos..pos + last_o];
+                match off {
+                    None => seg.iter_mut().for_each(|v| *v = T::zero()),
+                    Some(o) => {
+                        let l = nd - 1;
+                        let base = o * sp[l];
+                        let (s, d, pb, len) = (w.strides[l], w.dilations[l], w.pad_begin[l] as isize, sp[l] as isize);
+                        let k = (kk[l] * d) as isize - pb;
+                        if s == 1 {
+                            for (j, v) in seg.iter_mut().enumerate() {
+                                let p = j as isize + k;
+                                *v = if p >= 0 && p < len { xp[base + p as usize] } else { T::zero() };
+                            }
+                        } else {
+                            for (j, v) in seg.iter_mut().enumerate() {
+                                let p = (j * s) as isize + k;
+                                *v = if p >= 0 && p < len { xp[base + p as usize] } else { T::zero() };
+                            }
+                        }
+                    }
+                }
+                pos += last_o;
+                if nd < 2 || !next_index(&mut oo, &outer_o) {
+                    break;
+                }
+            }
+            next_index(&mut kk, &w.kernel);
+        }
+    }
+}
+
+/// Convolution of `x` (N x C x spatial) with `wt` (M x C/group x kernel),
+/// plus an optional bias of M values; row-major output N x M x out.
+fn conv_core<T: ConvFloat>(x: &[T], wt: &[T], bias: Option<&[T]>, g: &Geo) -> Vec<T> {
+    let c_g = g.c / g.group;
+    let m_g = g.m / g.group;
+    let kprod: usize = g.w.kernel.iter().product();
+    let oprod: usize = g.w.out.iter().product();
+    let plane: usize = g.spatial.iter().product();
+    let kdim = c_g * kprod;
+    let direct = kprod == 1
+        && g.w.strides.iter().all(|&s| s == 1)
+        && g.w.pad_begin.iter().chain(&g.w.pad_end).all(|&p| p == 0);
+    let mut out = vec![T::zero(); g.n * g.m * oprod];
+    let jobs = g.n * g.group;
+    let work = |job: usize, dst: &mut [T], col: &mut Vec<T>| {
+        let (ni, gi) = (job / g.group, job % g.group);
+        let xs = &x[(ni * g.c + gi * c_g) * plane..(ni * g.c + (gi + 1) * c_g) * plane];
+        let ws = &wt[gi * m_g * kdim..(gi + 1) * m_g * kdim];
+        let b: &[T] = if direct {
+            xs
+        } else {
+            col.resize(kdim * oprod, T::zero());
+            im2col(xs, c_g, &g.spatial, &g.w, col);
+            col
+        };
+        T::gemm(m_g, kdim, oprod, ws, b, dst);
+        if let Some(bias) = bias {
+            for (mi, row) in dst.chunks_mut(oprod.max(1)).enumerate() {
+                let bv = bias[gi * m_g + mi];
+                row.iter_mut().for_each(|v| *v += bv);
+            }
+        }
+    };
+    let chunk = m_g * oprod;
+    if chunk == 0 {
+        return out;
+    }
+    if jobs > 1 {
+        out.par_chunks_mut(chunk)
+            .enumerate()
+            .for_each_init(Vec::new, |col, (job, dst)| work(job, dst, col));
+    } else {
+        let mut col = Vec::new();
+        work(0, &mut out, &mut col);
+    }
+    out
+}
+
+/// Checks shapes and resolves the geometry of a Conv / ConvInteger.
+fn conv_geo(xs: &[usize], ws: &[usize], wa: &WindowAttrs, group: i64) -> Result<Geo, KernelError> {
+    if xs.len() < 3 || ws.len() != xs.len() {
+        bail!("Conv needs X of rank >= 3 and W of the same rank, got {xs:?} and {ws:?}");
+    }
+    if group < 1 {
+        bail!("group must be positive, got {group}");
+    }
+    let group = group as usize;
+    let (n, c, m) = (xs[0], xs[1], ws[0]);
+    if c % group != 0 || m % group != 0 || ws[1] * group != c {
+        bail!("channels do not match: X {xs:?}, W {ws:?}, group {group}");
+    }
+    if ws[2..].contains(&0) {
+        bail!("the kernel shape {ws:?} has a zero axis");
+    }
+    if let Some(k) = &wa.kernel {
+        if k.iter().zip(&ws[2..]).any(|(&a, &b)| a != b as i64) {
+            bail!("kernel_shape {k:?} does not match W {ws:?}");
+        }
+    }
+    let w = wa.resolve(&xs[2..], Some(&ws[2..]))?;
+    Ok(Geo {
+        n,
+        c,
+        m,
+        group,
+        spatial: xs[2..].to_vec(),
+        w,
+    })
+}
+
+fn f32s(t: &Tensor) -> Result<Vec<f32>, KernelError> {
+    Ok(match t {
+        Tensor::F32(a) => a.iter().copied().collect(),
+        Tensor::F16(a) => a.iter().map(|v| v.to_f32()).collect(),
+        Tensor::BF16(a) => a.iter().map(|v| v.to_f32()).collect(),
+        other => bail!("expected a float tensor, got {}", other.dtype()),
+    })
+}
+
+fn out_shape(g: &Geo, m: usize) -> Vec<usize> {
+    let mut s = vec![g.n, m];
+    s.extend(&g.w.out);
+    s
+}
+
+pub fn conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let wa = WindowAttrs::from_info(info);
+    let group = info.attrs.int_or("group", 1);
+    Ok(Box::new(move |_, ins| {
+        let x = tensor_in(ins, 0)?;
+        let w = tensor_in(ins, 1)?;
+        let b = opt_tensor_in(ins, 2)?;
+        if x.dtype() != w.dtype() || b.is_some_and(|b| b.dtype() != x.dtype()) {
+            bail!("Conv operands must have one element type");
+        }
+        let g = conv_geo(x.shape(), w.shape(), &wa, group)?;
+        if let Some(b) = b {
+            if b.len() != g.m {
+                bail!("B has {} values for {} output channels", b.len(), g.m);
+            }
+        }
+        let oshape = out_shape(&g, g.m);
+        let y = match x {
+            Tensor::F64(xa) => {
+                let xv = xa.as_standard_layout();
+                let wv = super::typed::<f64>(w, "W")?.as_standard_layout();
+                let bv: Option<Vec<f64>> = b.map(|b| b.to_f64_vec().unwrap_or_default());
+                let (Some(xs), Some(ws)) = (xv.as_slice(), wv.as_slice()) else {
+                    bail!("internal: non-contiguous buffer");
+                };
+                Tensor::F64(ArrayD::from_shape_vec(IxDyn(&oshape), conv_core(xs, ws, bv.as_deref(), &g))?)
+            }
+            Tensor::F32(xa) => {
+                let xv = xa.as_standard_layout();
+                let wv = super::typed::<f32>(w, "W")?.as_standard_layout();
+                let bv = match b {
+                    Some(b) => Some(f32s(b)?),
+                    None => None,
+                };
+                let (Some(xs), Some(ws)) = (xv.as_slice(), wv.as_slice()) else {
+                    bail!("internal: non-contiguous buffer");
+                };
+                Tensor::F32(ArrayD::from_shape_vec(IxDyn(&oshape), conv_core(xs, ws, bv.as_deref(), &g))?)
+            }
+            Tensor::F16(_) | Tensor::BF16(_) => {
+                let bv = match b {
+                    Some(b) => Some(f32s(b)?),
+                    None => None,
+                };
+                let y = conv_core(&f32s(x)?, &f32s(w)?, bv.as_deref(), &g);
+                from_f64s(x.dtype(), &oshape, y.into_iter().map(|v| v as f64).collect())?
+            }
+            other => bail!("Conv does not accept {}", other.dtype()),
+        };
+        Ok(vec![Value::Tensor(y)])
+    }))
+}
+
+/// A zero point: a scalar, or one value per `count` (channel).
+fn zero_points(t: Option<&Tensor>, count: usize, what: &str) -> Result<Vec<f64>, KernelError> {
+    match t {
+        None => Ok(vec![0.0; count]),
+        Some(t) => {
+            let v = to_f64s(t, what)?;
+            if v.len() == 1 {
+                Ok(vec![v[0]; count])
+            } else if v.len() == count {
+                Ok(v)
+            } else {
+                bail!("{what} has {} values, expected 1 or {count}", v.len())
+            }
+        }
+    }
+}
+
+fn int8ish(t: &Tensor, what: &str) -> Result<(), KernelError> {
+    if !matches!(t.dtype(), DataType::Int8 | DataType::Uint8) {
+        bail!("{what} must be int8 or uint8, got {}", t.dtype());
+    }
+    Ok(())
+}
+
+pub fn conv_integer(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let wa = WindowAttrs::from_info(info);
+    let group = info.attrs.int_or("group", 1);
+    Ok(Box::new(move |_, ins| {
+        let x = tensor_in(ins, 0)?;
+        let w = tensor_in(ins, 1)?;
+        int8ish(x, "x")?;
+        int8ish(w, "w")?;
+        let g = conv_geo(x.shape(), w.shape(), &wa, group)?;
+        let xz = zero_points(opt_tensor_in(ins, 2)?, 1, "x_zero_point")?[0];
+        let wz = zero_points(opt_tensor_in(ins, 3)?, g.m, "w_zero_point")?;
+        let xv: Vec<f64> = to_f64s(x, "x")?.into_iter().map(|v| v - xz).collect();
+        let per = w.len() / g.m.max(1);
+        let wv: Vec<f64> = to_f64s(w, "w")?
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| v - wz[i / per.max(1)])
+            .collect();
+        // padding must be the zero point: shifting by xz first makes it 0
+        let y = conv_core(&xv, &wv, None, &g);
+        let oshape = out_shape(&g, g.m);
+        Ok(vec![from_f64s(DataType::Int32, &oshape, y)?.into()])
+    }))
+}
+
+pub fn conv_transpose(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let wa = WindowAttrs::from_info(info);
+    let group = info.attrs.int_or("group", 1);
+    let out_pad = info.attrs.ints("output_padding");
+    let out_shape_attr = info.attrs.ints("output_shape");
+    Ok(Box::new(move |_, ins| {
+        let x = tensor_in(ins, 0)?;
+        let w = tensor_in(ins, 1)?;
+        let b = opt_tensor_in(ins, 2)?;
+        let xs = x.shape().to_vec();
+        let ws = w.shape().to_vec();
+        if xs.len() < 3 || ws.len() != xs.len() {
+            bail!("ConvTranspose needs X of rank >= 3 and W of the same rank, got {xs:?} and {ws:?}");
+        }
+        if group < 1 {
+            bail!("group must be positive");
+        }
+        let grp = group as usize;
+        let (n, c) = (xs[0], xs[1]);
+        if ws[0] != c || c % grp != 0 {
+            bail!("channels do not match: X {xs:?}, W {ws:?}, group {grp}");
+        }
+        let m_g = ws[1];
+        let m = m_g * grp;
+        let c_g = c / grp;
+        let geo = ConvTGeo::new(&xs[2..], &ws[2..], &wa, out_pad.as_deref(), out_shape_attr.as_deref())?;
+        let kprod: usize = ws[2..].iter().product();
+        let iprod: usize = xs[2..].iter().product();
+        let oprod: usize = geo.out.iter().product();
+        let xv = to_f64s(x, "X")?;
+        let wv = to_f64s(w, "W")?;
+        let bias = match b {
+            Some(b) => {
+                let v = to_f64s(b, "B")?;
+                if v.len() != m {
+                    bail!("B has {} values for {m} output channels", v.len());
+                }
+                v
+            }
+            None => vec![0.0; m],
+        };
+        let mut y = vec![0.0f64; n * m * oprod];
+        let nd = xs.len() - 2;
+        let mut wt = vec![0.0f64; m_g * kprod * c_g];
+        let mut col = vec![0.0f64; m_g * kprod * iprod];
+        for ni in 0..n {
+            for gi in 0..grp {
+                // wt[(mi,k), ci] = W[gi*c_g + ci, mi, k]
+                for ci in 0..c_g {
+                    for r in 0..m_g * kprod {
+                        wt[r * c_g + ci] = wv[(gi * c_g + ci) * m_g * kprod + r];
+                    }
+                }
+                let xg = &xv[(ni * c + gi * c_g) * iprod..(ni * c + (gi + 1) * c_g) * iprod];
+                f64::gemm(m_g * kprod, c_g, iprod, &wt, xg, &mut col);
+                // col2im: scatter-add
+                let mut kk = vec![0usize; nd];
+                let mut ii = vec![0usize; nd];
+                for mi in 0..m_g {
+                    let ybase = (ni * m + gi * m_g + mi) * oprod;
+                    kk.iter_mut().for_each(|v| *v = 0);
+                    for kidx in 0..kprod {
+                        let row = &col[(mi * kprod + kidx) * iprod..(mi * kprod + kidx + 1) * iprod];
+                        ii.iter_mut().for_each(|v| *v = 0);
+                        for &val in row {
+                            let mut off = Some(0usize);
+                            for d in 0..nd {
+                                let p = (ii[d] * geo.strides[d] + kk[d] * geo.dilations[d]) as isize
+                                    - geo.pad_begin[d];
+                                if p < 0 || p >= geo.out[d] as isize {
+                                    off = None;
+                                    break;
+                                }
+                                off = off.map(|o| o * geo.out[d] + p as usize);
+                            }
+                            if let Some(o) = off {
+                                y[ybase + o] += val;
+                            }
+                            next_index(&mut ii, &xs[2..]);
+                        }
+                        next_index(&mut kk, &ws[2..]);
+                    }
+                    for v in &mut y[ybase..ybase + oprod] {
+                        *v += bias[gi * m_g + mi];
+                    }
+                }
+            }
+        }
+        let mut oshape = vec![n, m];
+        oshape.extend(&geo.out);
+        Ok(vec![from_f64s(x.dtype(), &oshape, y)?.into()])
+    }))
+}
+
+/// Geometry of a transposed convolution.
+#[derive(Debug, PartialEq)]
+pub struct ConvTGeo {
+    pub strides: Vec<usize>,
+    pub dilations: Vec<usize>,
+    pub pad_begin: Vec<isize>,
+    pub out: Vec<usize>,
+}
+
+impl ConvTGeo {
+    pub fn new(
+        sp: &[usize],
+        k: &[usize],
+        wa: &WindowAttrs,
+        out_pad: Option<&[i64]>,
+        out_shape: Option<&[i64]>,
+    ) -> Result<ConvTGeo, KernelError> {
+        let nd = sp.len();
+        let get = |v: Option<&[i64]>, what: &str, def: i64, min: i64| -> Result<Vec<i64>, KernelError> {
+            match v {
+                None => Ok(vec![def; nd]),
+                Some(v) if v.len() == nd => {
+                    if v.iter().any(|&x| x < min || x > 1 << 24) {
+                        bail!("{what} {v:?} out of range");
+                    }
+                    Ok(v.to_vec())
+                }
+                Some(v) => bail!("{what} has {} values for {nd} spatial axes", v.len()),
+            }
+        };
+        let s = get(wa.strides.as_deref(), "strides", 1, 1)?;
+        let d = get(wa.dilations.as_deref(), "dilations", 1, 1)?;
+        let op = get(out_pad, "output_padding", 0, 0)?;
+        if let Some(ks) = &wa.kernel {
+            if ks.iter().zip(k).any(|(&a, &b)| a != b as i64) {
+                bail!("kernel_shape {ks:?} does not match W");
+            }
+        }
+        let mut pb = vec![0i64; nd];
+        let mut pe = vec![0i64; nd];
+        if let Some(p) = &wa.pads {
+            if p.len() != 2 * nd || p.iter().any(|&v| !(0..=1 << 24).contains(&v)) {
+                bail!("pads {p:?} are invalid");
+            }
+            pb.copy_from_slice(&p[..nd]);
+            pe.copy_from_slice(&p[nd..]);
+        }
+        let mut out = vec![0usize; nd];
+        for i in 0..nd {
+            let ext = (k[i] as i64 - 1) * d[i] + 1;
+            let natural = s[i] * (sp[i] as i64 - 1) + op[i] + ext;
+            let target = match (out_shape, wa.auto_pad.as_str()) {
+                (Some(os), _) => {
+                    let os = get(Some(os), "output_shape", 0, 0)?;
+                    Some(os[i])
+                }
+                (None, "SAME_UPPER" | "SAME_LOWER") => Some(sp[i] as i64 * s[i]),
+                _ => None,
+            };
+            if let Some(t) = target {
+                // a negative total (output_shape beyond the natural size)
+                // extends the output; floor halves as in the spec's formula
+                let total = natural - t;
+                let half = total.div_euclid(2);
+                if wa.auto_pad == "SAME_UPPER" {
+                    pb[i] = half;
+                    pe[i] = total - half;
+                } else {
+                    pb[i] = total - half;
+                    pe[i] = half;
+                }
+            }
+            let o = natural - pb[i] - pe[i];
+            if o < 0 {
+                bail!("the output size on spatial axis {i} would be negative");
+            }
+            out[i] = o as usize;
+        }
+        Ok(ConvTGeo {
+            strides: s.iter().map(|&v| v as usize).collect(),
+            dilations: d.iter().map(|&v| v as usize).collect(),
+            pad_begin: pb.iter().map(|&v| v as isize).collect(),
+            out,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attrs(pads: Option<Vec<i64>>, strides: Option<Vec<i64>>) -> WindowAttrs {
+        WindowAttrs {
+            kernel: None,
+            strides,
+            dilations: None,
+            pads,
+            auto_pad: "NOTSET".into(),
+            ceil_mode: false,
+        }
+    }
+
+    /// Direct definition of a 2-D convolution, for comparison.
+    fn naive(x: &[f64], xs: [usize; 4], w: &[f64], ws: [usize; 4], pad: usize, s: usize, group: usize) -> Vec<f64> {
+        let oh = (xs[2] + 2 * pad - ws[2]) / s + 1;
+        let ow = (xs[3] + 2 * pad - ws[3]) / s + 1;
+        let c_g = xs[1] / group;
+        let m_g = ws[0] / group;
+        let mut y = vec![0.0; xs[0] * ws[0] * oh * ow];
+        for n in 0..xs[0] {
+            for m in 0..ws[0] {
+                let g = m / m_g;
+                for i in 0..oh {
+                    for j in 0..ow {
+                        let mut acc = 0.0;
+                        for c in 0..c_g {
+                            for a in 0..ws[2] {
+                                for b in 0..ws[3] {
+                                    let h = (i * s + a) as isize - pad as isize;
+                                    let v = (j * s + b) as isize - pad as isize;
+                                    if h >= 0 && v >= 0 && (h as usize) < xs[2] && (v as usize) < xs[3] {
+                                        let xi = ((n * xs[1] + g * c_g + c) * xs[2] + h as usize) * xs[3] + v as usize;
+                                        acc += x[xi] * w[((m * c_g + c) * ws[2] + a) * ws[3] + b];
+                                    }
+                                }
+                            }
+                        }
+                        y[((n * ws[0] + m) * oh + i) * ow + j] = acc;
+                    }
+                }
+            }
+        }
+        y
+    }
+
+    #[test]
+    fn im2col_conv_matches_direct_definition() {
+        let xs = [2, 4, 5, 6];
+        let ws = [6, 2, 3, 2];
+        let x: Vec<f64> = (0..xs.iter().product::<usize>()).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
+        let w: Vec<f64> = (0..ws.iter().product::<usize>()).map(|i| ((i * 3) % 5) as f64 - 2.0).collect();
+        for (pad, s) in [(0, 1), (1, 2), (2, 1)] {
+            let wa = attrs(Some(vec![pad as i64; 4]), Some(vec![s as i64; 2]));
+            let g = conv_geo(&xs, &ws, &wa, 2).unwrap();
+            let got = conv_core(&x, &w, None, &g);
+            assert_eq!(got, naive(&x, xs, &w, ws, pad, s, 2), "pad {pad} stride {s}");
+        }
+    }
+
+    #[test]
+    fn conv_transpose_sizes() {
+        let wa = attrs(None, Some(vec![3, 2]));
+        let g = ConvTGeo::new(&[3, 3], &[3, 3], &wa, Some(&[1, 1]), None).unwrap();
+        assert_eq!(g.out, vec![10, 8]);
+        let g = ConvTGeo::new(&[3, 3], &[3, 3], &wa, None, Some(&[10, 8])).unwrap();
+        assert_eq!(g.out, vec![10, 8]);
+    }
+
+    #[test]
+    fn bad_group_is_an_error() {
+        let wa = attrs(None, None);
+        assert!(conv_geo(&[1, 3, 4, 4], &[2, 3, 1, 1], &wa, 2).is_err());
+        assert!(conv_geo(&[1, 3, 4, 4], &[2, 3, 1, 1], &wa, 0).is_err());
+    }
+}
