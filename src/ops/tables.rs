@@ -7,6 +7,9 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         super::elementwise::TABLE,
         super::manip::TABLE,
         super::linalg::TABLE,
+        super::control::TABLE,
+        super::sequence::TABLE,
+        super::misc::TABLE,
     ]
     .into_iter()
     .flat_map(|t| t.iter())

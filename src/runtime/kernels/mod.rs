@@ -1,7 +1,11 @@
 //! Kernels, one file per operator family, and the helpers they share
 //! (numpy broadcasting, axis normalisation, typed dispatch).
 
+pub mod control;
 pub mod elementwise;
+pub mod image;
+pub mod rnn;
+pub mod sequence;
 pub mod linalg;
 pub mod manip;
 

@@ -1,0 +1,5 @@
+//! Recurrent network and image operators.
+
+use super::OpDef;
+
+pub const TABLE: &[OpDef] = &[];

@@ -1,0 +1,1 @@
+//! Image kernels: Resize, Upsample.

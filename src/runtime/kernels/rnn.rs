@@ -1,0 +1,1 @@
+//! Recurrent network kernels: RNN, GRU, LSTM.

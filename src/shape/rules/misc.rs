@@ -1,0 +1,1 @@
+//! Rules for recurrent networks and image operators.
