@@ -1,5 +1,12 @@
 //! Recurrent network and image operators.
 
 use super::OpDef;
+use crate::runtime::kernels::rnn as kr;
+use crate::shape::rules::misc as s;
 
-pub const TABLE: &[OpDef] = &[];
+#[rustfmt::skip]
+pub const TABLE: &[OpDef] = &[
+    OpDef { domain: "", op_type: "RNN", since: 1, shape: Some(s::rnn), kernel: Some(kr::rnn) },
+    OpDef { domain: "", op_type: "GRU", since: 1, shape: Some(s::gru), kernel: Some(kr::gru) },
+    OpDef { domain: "", op_type: "LSTM", since: 1, shape: Some(s::lstm), kernel: Some(kr::lstm) },
+];
