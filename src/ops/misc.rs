@@ -1,7 +1,7 @@
 //! Recurrent network and image operators.
 
 use super::OpDef;
-use crate::runtime::kernels::rnn as kr;
+use crate::runtime::kernels::{image as ki, rnn as kr};
 use crate::shape::rules::misc as s;
 
 #[rustfmt::skip]
@@ -9,4 +9,6 @@ pub const TABLE: &[OpDef] = &[
     OpDef { domain: "", op_type: "RNN", since: 1, shape: Some(s::rnn), kernel: Some(kr::rnn) },
     OpDef { domain: "", op_type: "GRU", since: 1, shape: Some(s::gru), kernel: Some(kr::gru) },
     OpDef { domain: "", op_type: "LSTM", since: 1, shape: Some(s::lstm), kernel: Some(kr::lstm) },
+    OpDef { domain: "", op_type: "Resize", since: 1, shape: Some(s::resize), kernel: Some(ki::resize) },
+    OpDef { domain: "", op_type: "Upsample", since: 1, shape: Some(s::upsample), kernel: Some(ki::upsample) },
 ];

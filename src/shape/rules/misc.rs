@@ -64,3 +64,133 @@ pub fn gru(cx: &mut InferCtx) -> Result<(), ShapeError> {
 pub fn lstm(cx: &mut InferCtx) -> Result<(), ShapeError> {
     recurrent(cx, 4, 3)
 }
+
+fn resize_shape(
+    cx: &mut InferCtx,
+    scales: Option<Vec<f64>>,
+    sizes: Option<Vec<i64>>,
+    sizes_given: bool,
+) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let Some(shape) = cx.shape(0).map(|s| s.to_vec()) else {
+        cx.set_tensor(0, elem, None);
+        return Ok(());
+    };
+    let r = shape.len();
+    let axes: Vec<usize> = match cx.attrs.ints("axes") {
+        Some(a) => a
+            .iter()
+            .map(|&x| super::norm_axis(x, r))
+            .collect::<Result<_, _>>()?,
+        None => (0..r).collect(),
+    };
+    let mut out = shape.clone();
+    if let Some(s) = scales.filter(|s| !s.is_empty()) {
+        if s.len() != axes.len() {
+            return Err(ShapeError(format!(
+                "scales has {} values, {} axes are resized",
+                s.len(),
+                axes.len()
+            )));
+        }
+        for (&a, &v) in axes.iter().zip(&s) {
+            if !(v > 0.0) {
+                return Err(ShapeError(format!("scale {v} must be positive")));
+            }
+            out[a] = match &shape[a] {
+                Some(d) => match d.as_int() {
+                    Some(n) => Some(Expr::int((n as f64 * v).floor() as i64)),
+                    None if v.fract() == 0.0 => Some(d.mul(&Expr::int(v as i64))),
+                    None => Some(cx.fresh()),
+                },
+                None => None,
+            };
+        }
+    } else if let Some(z) = sizes.filter(|z| !z.is_empty()) {
+        if z.len() != axes.len() {
+            return Err(ShapeError(format!(
+                "sizes has {} values, {} axes are resized",
+                z.len(),
+                axes.len()
+            )));
+        }
+        let policy = cx.attrs.string_or("keep_aspect_ratio_policy", "stretch");
+        if policy == "stretch" {
+            for (&a, &v) in axes.iter().zip(&z) {
+                out[a] = Some(Expr::int(v));
+            }
+        } else {
+            let ins: Option<Vec<i64>> = axes
+                .iter()
+                .map(|&a| shape[a].as_ref().and_then(|e| e.as_int()))
+                .collect();
+            match ins {
+                Some(ins) => {
+                    let ratios = ins
+                        .iter()
+                        .zip(&z)
+                        .map(|(&i, &v)| v as f64 / i.max(1) as f64);
+                    let s = if policy == "not_larger" {
+                        ratios.fold(f64::INFINITY, f64::min)
+                    } else {
+                        ratios.fold(0.0, f64::max)
+                    };
+                    for (&a, &i) in axes.iter().zip(&ins) {
+                        out[a] = Some(Expr::int((s * i as f64 + 0.5).floor() as i64));
+                    }
+                }
+                None => {
+                    for &a in &axes {
+                        out[a] = Some(cx.fresh());
+                    }
+                }
+            }
+        }
+    } else if sizes_given {
+        // sizes given but unknown: the rank stays, the resized dims are data-dependent
+        let n = cx
+            .shape(3)
+            .and_then(|s| s.first().cloned().flatten())
+            .and_then(|e| e.as_int());
+        for &a in &axes {
+            out[a] = if n.is_some() { Some(cx.fresh()) } else { None };
+        }
+    } else {
+        for &a in &axes {
+            out[a] = None;
+        }
+    }
+    cx.set_tensor(0, elem, Some(out));
+    Ok(())
+}
+
+fn const_floats(cx: &InferCtx, i: usize) -> Option<Vec<f64>> {
+    cx.ints(i)
+        .map(|v| v.into_iter().map(|x| x as f64).collect())
+}
+
+pub fn resize(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    if cx.opset < 11 {
+        let s = const_floats(cx, 1);
+        return resize_shape(cx, s, None, false);
+    }
+    let scales = if cx.has_input(2) {
+        const_floats(cx, 2)
+    } else {
+        None
+    };
+    let sizes = if cx.has_input(3) { cx.ints(3) } else { None };
+    let sizes_given = cx.has_input(3);
+    resize_shape(cx, scales, sizes, sizes_given)
+}
+
+pub fn upsample(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let s = if cx.opset < 9 {
+        cx.attrs
+            .floats("scales")
+            .map(|v| v.into_iter().map(|x| x as f64).collect())
+    } else {
+        const_floats(cx, 1)
+    };
+    resize_shape(cx, s, None, false)
+}
