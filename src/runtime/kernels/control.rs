@@ -131,6 +131,8 @@ fn empty_stack(ty: &TypeInfo) -> Result<Value, KernelError> {
             };
             Ok(Value::Tensor(Tensor::zeros(elem, &dims)?))
         }
+        // an undeclared body output: nothing tells its type, float is a guess
+        TypeInfo::Unknown => Ok(Value::Tensor(Tensor::zeros(DataType::Float, &[0])?)),
         _ => bail!("cannot build an empty scan output of type {}", ty.display()),
     }
 }
@@ -498,6 +500,163 @@ fn pad_to(t: &Tensor, shape: &[usize]) -> Result<Tensor, KernelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::proto::attribute_proto::AttributeType;
+    use crate::proto::{
+        AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, ValueInfoProto,
+    };
+    use crate::runtime::{Plan, RunOptions};
+    use std::collections::HashMap;
+
+    fn node(op: &str, ins: &[&str], outs: &[&str], attrs: Vec<AttributeProto>) -> NodeProto {
+        NodeProto {
+            op_type: Some(op.into()),
+            input: ins.iter().map(|s| s.to_string()).collect(),
+            output: outs.iter().map(|s| s.to_string()).collect(),
+            attribute: attrs,
+            ..Default::default()
+        }
+    }
+
+    fn vi(name: &str) -> ValueInfoProto {
+        ValueInfoProto {
+            name: Some(name.into()),
+            ..Default::default()
+        }
+    }
+
+    fn graph_attr(name: &str, g: GraphProto) -> AttributeProto {
+        AttributeProto {
+            name: Some(name.into()),
+            r#type: Some(AttributeType::Graph as i32),
+            g: Some(g),
+            ..Default::default()
+        }
+    }
+
+    fn model(nodes: Vec<NodeProto>, ins: &[&str], outs: &[&str]) -> ModelProto {
+        ModelProto {
+            opset_import: vec![OperatorSetIdProto {
+                domain: Some(String::new()),
+                version: Some(13),
+            }],
+            graph: Some(GraphProto {
+                node: nodes,
+                input: ins.iter().map(|s| vi(s)).collect(),
+                output: outs.iter().map(|s| vi(s)).collect(),
+                initializer: vec![crate::tensor::to_proto(&Tensor::scalar(1.0f32), "one")],
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn run(m: &ModelProto, ins: Vec<(&str, Tensor)>) -> Vec<Value> {
+        let plan = Plan::new(m).unwrap();
+        let inputs: HashMap<String, Value> = ins
+            .into_iter()
+            .map(|(n, t)| (n.to_string(), Value::Tensor(t)))
+            .collect();
+        let r = plan.run(inputs, &RunOptions::default()).unwrap();
+        r.outputs.into_iter().map(|(_, v)| v).collect()
+    }
+
+    fn loop_model() -> ModelProto {
+        let body = GraphProto {
+            node: vec![
+                node("Add", &["x_in", "one"], &["x_out"], vec![]),
+                node("Identity", &["c_in"], &["c_out"], vec![]),
+                node("Identity", &["x_out"], &["scan"], vec![]),
+            ],
+            input: vec![vi("i"), vi("c_in"), vi("x_in")],
+            output: vec![vi("c_out"), vi("x_out"), vi("scan")],
+            ..Default::default()
+        };
+        model(
+            vec![node(
+                "Loop",
+                &["M", "cond", "x"],
+                &["x_final", "xs"],
+                vec![graph_attr("body", body)],
+            )],
+            &["M", "cond", "x"],
+            &["x_final", "xs"],
+        )
+    }
+
+    #[test]
+    fn loop_runs_m_times_with_outer_scope() {
+        let out = run(
+            &loop_model(),
+            vec![
+                ("M", Tensor::scalar(3i64)),
+                ("cond", Tensor::scalar(true)),
+                ("x", Tensor::from_vec(&[1], vec![10.0f32]).unwrap()),
+            ],
+        );
+        assert_eq!(
+            out[0].as_tensor().unwrap().to_f64_vec().unwrap(),
+            vec![13.0]
+        );
+        let xs = out[1].as_tensor().unwrap();
+        assert_eq!(xs.shape(), &[3, 1]);
+        assert_eq!(xs.to_f64_vec().unwrap(), vec![11.0, 12.0, 13.0]);
+    }
+
+    #[test]
+    fn loop_with_false_cond_runs_zero_times() {
+        let out = run(
+            &loop_model(),
+            vec![
+                ("M", Tensor::scalar(3i64)),
+                ("cond", Tensor::scalar(false)),
+                ("x", Tensor::from_vec(&[1], vec![10.0f32]).unwrap()),
+            ],
+        );
+        assert_eq!(
+            out[0].as_tensor().unwrap().to_f64_vec().unwrap(),
+            vec![10.0]
+        );
+        assert_eq!(out[1].as_tensor().unwrap().shape()[0], 0);
+    }
+
+    #[test]
+    fn if_picks_a_branch() {
+        let then_b = GraphProto {
+            node: vec![node("Identity", &["x"], &["y_then"], vec![])],
+            output: vec![vi("y_then")],
+            ..Default::default()
+        };
+        let else_b = GraphProto {
+            node: vec![node("Add", &["x", "one"], &["y_else"], vec![])],
+            output: vec![vi("y_else")],
+            ..Default::default()
+        };
+        let m = model(
+            vec![node(
+                "If",
+                &["c"],
+                &["y"],
+                vec![
+                    graph_attr("then_branch", then_b),
+                    graph_attr("else_branch", else_b),
+                ],
+            )],
+            &["c", "x"],
+            &["y"],
+        );
+        let x = Tensor::from_vec(&[2], vec![1.0f32, 2.0]).unwrap();
+        let t = run(&m, vec![("c", Tensor::scalar(true)), ("x", x.clone())]);
+        assert_eq!(
+            t[0].as_tensor().unwrap().to_f64_vec().unwrap(),
+            vec![1.0, 2.0]
+        );
+        let e = run(&m, vec![("c", Tensor::scalar(false)), ("x", x)]);
+        assert_eq!(
+            e[0].as_tensor().unwrap().to_f64_vec().unwrap(),
+            vec![2.0, 3.0]
+        );
+    }
 
     #[test]
     fn stack_and_take() {
