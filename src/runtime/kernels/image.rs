@@ -582,3 +582,430 @@ mod tests {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// NonMaxSuppression
+
+fn iou(a: [f64; 4], b: [f64; 4], center: bool) -> f64 {
+    // to (y1, x1, y2, x2) with y1 <= y2, x1 <= x2
+    let norm = |v: [f64; 4]| -> [f64; 4] {
+        if center {
+            let (xc, yc, w, h) = (v[0], v[1], v[2], v[3]);
+            [yc - h / 2.0, xc - w / 2.0, yc + h / 2.0, xc + w / 2.0]
+        } else {
+            [
+                v[0].min(v[2]),
+                v[1].min(v[3]),
+                v[0].max(v[2]),
+                v[1].max(v[3]),
+            ]
+        }
+    };
+    let (a, b) = (norm(a), norm(b));
+    let ih = (a[2].min(b[2]) - a[0].max(b[0])).max(0.0);
+    let iw = (a[3].min(b[3]) - a[1].max(b[1])).max(0.0);
+    let inter = ih * iw;
+    let area = |v: [f64; 4]| (v[2] - v[0]) * (v[3] - v[1]);
+    let union = area(a) + area(b) - inter;
+    if union <= 0.0 {
+        0.0
+    } else {
+        inter / union
+    }
+}
+
+pub fn non_max_suppression(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let center = info.attrs.int_or("center_point_box", 0) != 0;
+    Ok(Box::new(move |_, ins| {
+        let boxes = tensor_in(ins, 0)?;
+        let scores = tensor_in(ins, 1)?;
+        if boxes.rank() != 3 || boxes.shape()[2] != 4 {
+            bail!("boxes must be [batches, boxes, 4], got {:?}", boxes.shape());
+        }
+        let (nb, ns) = (boxes.shape()[0], boxes.shape()[1]);
+        if scores.rank() != 3 || scores.shape()[0] != nb || scores.shape()[2] != ns {
+            bail!(
+                "scores must be [{nb}, classes, {ns}], got {:?}",
+                scores.shape()
+            );
+        }
+        let nc = scores.shape()[1];
+        let scalar = |i: usize| -> Result<Option<f64>, KernelError> {
+            match opt_tensor_in(ins, i)? {
+                Some(t) if !t.is_empty() => Ok(t.to_f64_vec().and_then(|v| v.first().copied())),
+                _ => Ok(None),
+            }
+        };
+        let max_out = match opt_tensor_in(ins, 2)? {
+            Some(t) if !t.is_empty() => t.to_i64_vec()?.first().copied().unwrap_or(0),
+            _ => 0,
+        };
+        let iou_th = scalar(3)?.unwrap_or(0.0);
+        let score_th = scalar(4)?;
+        let bv = boxes
+            .to_f64_vec()
+            .ok_or_else(|| KernelError::new("boxes must be numeric"))?;
+        let sv = scores
+            .to_f64_vec()
+            .ok_or_else(|| KernelError::new("scores must be numeric"))?;
+        let mut out: Vec<i64> = vec![];
+        if max_out > 0 {
+            for b in 0..nb {
+                for c in 0..nc {
+                    let sc = &sv[(b * nc + c) * ns..(b * nc + c + 1) * ns];
+                    let mut cand: Vec<usize> = (0..ns)
+                        .filter(|&i| score_th.is_none_or(|t| sc[i] > t))
+                        .collect();
+                    cand.sort_by(|&i, &j| {
+                        sc[j]
+                            .partial_cmp(&sc[i])
+                            .unwrap_or(std::cmp::Ordering::Equal)
+                    });
+                    let bx = |i: usize| -> [f64; 4] {
+                        let o = (b * ns + i) * 4;
+                        [bv[o], bv[o + 1], bv[o + 2], bv[o + 3]]
+                    };
+                    let mut kept: Vec<usize> = vec![];
+                    for i in cand {
+                        if kept.len() as i64 >= max_out {
+                            break;
+                        }
+                        if kept.iter().all(|&k| iou(bx(k), bx(i), center) <= iou_th) {
+                            kept.push(i);
+                        }
+                    }
+                    for k in kept {
+                        out.extend([b as i64, c as i64, k as i64]);
+                    }
+                }
+            }
+        }
+        let n = out.len() / 3;
+        Ok(vec![Value::Tensor(Tensor::from_vec(&[n, 3], out)?)])
+    }))
+}
+
+// ---------------------------------------------------------------------------
+// RoiAlign
+
+pub fn roi_align(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let half_pixel = info.opset >= 16
+        && info
+            .attrs
+            .string_or("coordinate_transformation_mode", "half_pixel")
+            == "half_pixel";
+    let max_mode = match info.attrs.string_or("mode", "avg").as_str() {
+        "avg" => false,
+        "max" => true,
+        other => bail!("unknown mode '{other}'"),
+    };
+    let oh = info.attrs.int_or("output_height", 1);
+    let ow = info.attrs.int_or("output_width", 1);
+    if oh <= 0 || ow <= 0 || oh > 1 << 20 || ow > 1 << 20 {
+        bail!("output size {oh}x{ow} is invalid");
+    }
+    let (oh, ow) = (oh as usize, ow as usize);
+    let sampling = info.attrs.int_or("sampling_ratio", 0).max(0) as usize;
+    let scale = info.attrs.float_or("spatial_scale", 1.0) as f64;
+    Ok(Box::new(move |_, ins| {
+        let x = tensor_in(ins, 0)?;
+        let rois = tensor_in(ins, 1)?;
+        let bi = tensor_in(ins, 2)?.to_i64_vec()?;
+        if x.rank() != 4 {
+            bail!("X must be [N, C, H, W], got {:?}", x.shape());
+        }
+        let (n, c, h, w) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
+        if rois.rank() != 2 || rois.shape()[1] != 4 {
+            bail!("rois must be [num_rois, 4], got {:?}", rois.shape());
+        }
+        let nr = rois.shape()[0];
+        if bi.len() != nr {
+            bail!("batch_indices has {} entries, {nr} rois", bi.len());
+        }
+        let xv = x
+            .to_f64_vec()
+            .ok_or_else(|| KernelError::new("X must be numeric"))?;
+        let rv = rois
+            .to_f64_vec()
+            .ok_or_else(|| KernelError::new("rois must be numeric"))?;
+        let off = if half_pixel { 0.5 } else { 0.0 };
+        let mut out = vec![0.0; nr * c * oh * ow];
+        for r in 0..nr {
+            let b = bi[r];
+            if b < 0 || b as usize >= n {
+                bail!("batch index {b} is out of range for {n} images");
+            }
+            let b = b as usize;
+            let x1 = rv[r * 4] * scale - off;
+            let y1 = rv[r * 4 + 1] * scale - off;
+            let x2 = rv[r * 4 + 2] * scale - off;
+            let y2 = rv[r * 4 + 3] * scale - off;
+            let (mut rw, mut rh) = (x2 - x1, y2 - y1);
+            if !half_pixel {
+                rw = rw.max(1.0);
+                rh = rh.max(1.0);
+            }
+            let bh = rh / oh as f64;
+            let bw = rw / ow as f64;
+            let gh = if sampling > 0 {
+                sampling
+            } else {
+                (rh / oh as f64).ceil().max(1.0) as usize
+            };
+            let gw = if sampling > 0 {
+                sampling
+            } else {
+                (rw / ow as f64).ceil().max(1.0) as usize
+            };
+            let count = (gh * gw) as f64;
+            for ch in 0..c {
+                let img = &xv[(b * c + ch) * h * w..(b * c + ch + 1) * h * w];
+                for ph in 0..oh {
+                    for pw in 0..ow {
+                        let mut acc = if max_mode { f64::NEG_INFINITY } else { 0.0 };
+                        for iy in 0..gh {
+                            let y = y1 + ph as f64 * bh + (iy as f64 + 0.5) * bh / gh as f64;
+                            for ix in 0..gw {
+                                let xx = x1 + pw as f64 * bw + (ix as f64 + 0.5) * bw / gw as f64;
+                                let taps = bilinear_taps(y, xx, h, w);
+                                if max_mode {
+                                    let m = taps
+                                        .iter()
+                                        .map(|&(i, wt)| wt * img[i])
+                                        .fold(f64::NEG_INFINITY, f64::max);
+                                    let m = if taps.is_empty() { 0.0 } else { m };
+                                    acc = acc.max(m);
+                                } else {
+                                    acc += taps.iter().map(|&(i, wt)| wt * img[i]).sum::<f64>();
+                                }
+                            }
+                        }
+                        out[((r * c + ch) * oh + ph) * ow + pw] =
+                            if max_mode { acc } else { acc / count };
+                    }
+                }
+            }
+        }
+        Ok(vec![Value::Tensor(from_f64(
+            x.dtype(),
+            &[nr, c, oh, ow],
+            out,
+        )?)])
+    }))
+}
+
+/// The four (flat index, weight) taps of a bilinear sample; none outside.
+fn bilinear_taps(y: f64, x: f64, h: usize, w: usize) -> Vec<(usize, f64)> {
+    if h == 0 || w == 0 || y < -1.0 || y > h as f64 || x < -1.0 || x > w as f64 {
+        return vec![];
+    }
+    let (mut y, mut x) = (y.max(0.0), x.max(0.0));
+    let mut yl = y.floor() as usize;
+    let mut xl = x.floor() as usize;
+    let yh;
+    let xh;
+    if yl >= h - 1 {
+        yl = h - 1;
+        yh = h - 1;
+        y = yl as f64;
+    } else {
+        yh = yl + 1;
+    }
+    if xl >= w - 1 {
+        xl = w - 1;
+        xh = w - 1;
+        x = xl as f64;
+    } else {
+        xh = xl + 1;
+    }
+    let (ly, lx) = (y - yl as f64, x - xl as f64);
+    let (hy, hx) = (1.0 - ly, 1.0 - lx);
+    vec![
+        (yl * w + xl, hy * hx),
+        (yl * w + xh, hy * lx),
+        (yh * w + xl, ly * hx),
+        (yh * w + xh, ly * lx),
+    ]
+}
+
+// ---------------------------------------------------------------------------
+// GridSample
+
+#[derive(Clone, Copy, PartialEq)]
+enum Pad {
+    Zeros,
+    Border,
+    Reflection,
+}
+
+fn reflect(x: f64, lo: f64, hi: f64) -> f64 {
+    let rng = hi - lo;
+    if rng <= 0.0 {
+        return lo;
+    }
+    if x < lo {
+        let dx = lo - x;
+        let n = (dx / rng).floor();
+        let r = dx - n * rng;
+        if n as i64 % 2 == 0 {
+            lo + r
+        } else {
+            hi - r
+        }
+    } else if x > hi {
+        let dx = x - hi;
+        let n = (dx / rng).floor();
+        let r = dx - n * rng;
+        if n as i64 % 2 == 0 {
+            hi - r
+        } else {
+            lo + r
+        }
+    } else {
+        x
+    }
+}
+
+pub fn grid_sample(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let align = info.attrs.int_or("align_corners", 0) != 0;
+    let default_mode = if info.opset >= 20 {
+        "linear"
+    } else {
+        "bilinear"
+    };
+    let mode = parse_mode(&info.attrs.string_or("mode", default_mode))?;
+    let pad = match info.attrs.string_or("padding_mode", "zeros").as_str() {
+        "zeros" => Pad::Zeros,
+        "border" => Pad::Border,
+        "reflection" => Pad::Reflection,
+        other => bail!("unknown padding_mode '{other}'"),
+    };
+    Ok(Box::new(move |_, ins| {
+        let x = tensor_in(ins, 0)?;
+        let grid = tensor_in(ins, 1)?;
+        let r = x.rank();
+        if r < 3 {
+            bail!("X must be [N, C, spatial...], got {:?}", x.shape());
+        }
+        let sr = r - 2;
+        let (n, c) = (x.shape()[0], x.shape()[1]);
+        let sp: Vec<usize> = x.shape()[2..].to_vec();
+        if grid.rank() != r || grid.shape()[0] != n || grid.shape()[r - 1] != sr {
+            bail!(
+                "grid must be [{n}, out spatial..., {sr}], got {:?}",
+                grid.shape()
+            );
+        }
+        let osp: Vec<usize> = grid.shape()[1..r - 1].to_vec();
+        let on: usize = osp.iter().product();
+        let inn: usize = sp.iter().product();
+        let xv = x
+            .to_f64_vec()
+            .ok_or_else(|| KernelError::new("X must be numeric"))?;
+        let gv = grid
+            .to_f64_vec()
+            .ok_or_else(|| KernelError::new("grid must be numeric"))?;
+        let mut out = vec![0.0; n * c * on];
+        // strides of the input's spatial dims
+        let mut strides = vec![1usize; sr];
+        for d in (0..sr.saturating_sub(1)).rev() {
+            strides[d] = strides[d + 1] * sp[d + 1];
+        }
+        for b in 0..n {
+            for o in 0..on {
+                let g = &gv[(b * on + o) * sr..(b * on + o + 1) * sr];
+                // per spatial dim: list of (index or None for zero, weight)
+                let mut per_dim: Vec<Vec<(Option<usize>, f64)>> = Vec::with_capacity(sr);
+                for d in 0..sr {
+                    let len = sp[d];
+                    let lf = len as f64;
+                    let gc = g[sr - 1 - d];
+                    let mut coord = if align {
+                        (gc + 1.0) / 2.0 * (lf - 1.0)
+                    } else {
+                        ((gc + 1.0) * lf - 1.0) / 2.0
+                    };
+                    let (lo, hi) = if align {
+                        (0.0, lf - 1.0)
+                    } else {
+                        (-0.5, lf - 0.5)
+                    };
+                    match pad {
+                        Pad::Border => coord = coord.clamp(0.0, (lf - 1.0).max(0.0)),
+                        Pad::Reflection => coord = reflect(coord, lo, hi),
+                        Pad::Zeros => {}
+                    }
+                    let fetch = |i: i64| -> Option<usize> {
+                        if len == 0 {
+                            return None;
+                        }
+                        match pad {
+                            Pad::Zeros => (i >= 0 && (i as usize) < len).then_some(i as usize),
+                            Pad::Border => Some(i.clamp(0, len as i64 - 1) as usize),
+                            Pad::Reflection => {
+                                let v = reflect(i as f64, lo, hi).round() as i64;
+                                Some(v.clamp(0, len as i64 - 1) as usize)
+                            }
+                        }
+                    };
+                    let taps: Vec<(Option<usize>, f64)> = if !coord.is_finite() {
+                        vec![(None, 0.0)]
+                    } else {
+                        match mode {
+                            Mode::Nearest => {
+                                vec![(fetch(coord.round_ties_even() as i64), 1.0)]
+                            }
+                            Mode::Linear => {
+                                let f = coord.floor();
+                                let t = coord - f;
+                                let f = f as i64;
+                                vec![(fetch(f), 1.0 - t), (fetch(f + 1), t)]
+                            }
+                            Mode::Cubic => {
+                                let f = coord.floor();
+                                let t = coord - f;
+                                let f = f as i64;
+                                (-1..=2)
+                                    .map(|k| (fetch(f + k), cubic(-0.75, k as f64 - t)))
+                                    .collect()
+                            }
+                        }
+                    };
+                    per_dim.push(taps);
+                }
+                for ch in 0..c {
+                    let img = &xv[(b * c + ch) * inn..(b * c + ch + 1) * inn];
+                    let mut acc = 0.0;
+                    let mut idx = vec![0usize; sr];
+                    'outer: loop {
+                        let mut w = 1.0;
+                        let mut flat = Some(0usize);
+                        for d in 0..sr {
+                            let (i, wt) = per_dim[d][idx[d]];
+                            w *= wt;
+                            flat = match (flat, i) {
+                                (Some(f), Some(i)) => Some(f + i * strides[d]),
+                                _ => None,
+                            };
+                        }
+                        if let Some(f) = flat {
+                            acc += w * img[f];
+                        }
+                        for d in (0..sr).rev() {
+                            idx[d] += 1;
+                            if idx[d] < per_dim[d].len() {
+                                continue 'outer;
+                            }
+                            idx[d] = 0;
+                        }
+                        break;
+                    }
+                    out[(b * c + ch) * on + o] = acc;
+                }
+            }
+        }
+        let mut oshape = vec![n, c];
+        oshape.extend(osp);
+        Ok(vec![Value::Tensor(from_f64(x.dtype(), &oshape, out)?)])
+    }))
+}

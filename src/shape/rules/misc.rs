@@ -3,6 +3,7 @@
 
 use crate::expr::Expr;
 use crate::shape::{Dim, InferCtx, ShapeError};
+use crate::tensor::DataType;
 
 fn recurrent(cx: &mut InferCtx, gates: i64, n_out: usize) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
@@ -193,4 +194,47 @@ pub fn upsample(cx: &mut InferCtx) -> Result<(), ShapeError> {
         const_floats(cx, 1)
     };
     resize_shape(cx, s, None, false)
+}
+
+pub fn non_max_suppression(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let n = cx.fresh();
+    cx.set_tensor(0, DataType::Int64, Some(vec![Some(n), Some(Expr::int(3))]));
+    Ok(())
+}
+
+pub fn roi_align(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let nr = cx.shape(1).and_then(|s| s.first().cloned()).flatten();
+    let c = cx.shape(0).and_then(|s| s.get(1).cloned()).flatten();
+    let oh = cx.attrs.int_or("output_height", 1);
+    let ow = cx.attrs.int_or("output_width", 1);
+    cx.set_tensor(
+        0,
+        elem,
+        Some(vec![nr, c, Some(Expr::int(oh)), Some(Expr::int(ow))]),
+    );
+    Ok(())
+}
+
+pub fn grid_sample(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let (Some(x), Some(g)) = (
+        cx.shape(0).map(|s| s.to_vec()),
+        cx.shape(1).map(|s| s.to_vec()),
+    ) else {
+        let r = cx.rank(0).or(cx.rank(1));
+        cx.set_tensor(0, elem, r.map(|r| vec![None; r]));
+        return Ok(());
+    };
+    if x.len() < 3 || g.len() != x.len() {
+        return Err(ShapeError(format!(
+            "X of rank {} and grid of rank {} do not match",
+            x.len(),
+            g.len()
+        )));
+    }
+    let mut out = vec![x[0].clone().or(g[0].clone()), x[1].clone()];
+    out.extend(g[1..g.len() - 1].iter().cloned());
+    cx.set_tensor(0, elem, Some(out));
+    Ok(())
 }
