@@ -191,3 +191,19 @@ pub fn optional_get_element(cx: &mut InferCtx) -> Result<(), ShapeError> {
     }
     Ok(())
 }
+
+pub fn string_normalizer(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let r = cx.rank(0);
+    let d = if cx.attrs.strings("stopwords").is_some_and(|s| !s.is_empty()) {
+        Some(cx.fresh())
+    } else {
+        cx.shape(0).and_then(|s| s.last().cloned()).flatten()
+    };
+    let shape = match r {
+        Some(1) => Some(vec![d]),
+        Some(2) => Some(vec![Some(Expr::int(1)), d]),
+        _ => None,
+    };
+    cx.set_tensor(0, DataType::String, shape);
+    Ok(())
+}
