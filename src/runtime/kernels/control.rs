@@ -389,9 +389,9 @@ pub fn scan(info: &NodeInfo) -> Result<Kernel, KernelError> {
             };
         if !v8 {
             let mut vals = Vec::with_capacity(ins.len());
-            for i in 0..ins.len() {
-                match ins[i] {
-                    Some(v) => vals.push(v.clone()),
+            for (i, v) in ins.iter().enumerate() {
+                match v {
+                    Some(v) => vals.push((*v).clone()),
                     None => bail!("input {i} is missing"),
                 }
             }

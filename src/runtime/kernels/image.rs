@@ -149,7 +149,7 @@ pub fn out_geometry(
                 );
             }
             for (&a, &v) in axes.iter().zip(s) {
-                if !(v > 0.0) || !v.is_finite() {
+                if v.is_nan() || v <= 0.0 || !v.is_finite() {
                     bail!("scale {v} must be positive");
                 }
                 let o = (in_shape[a] as f64 * v).floor();
@@ -168,7 +168,7 @@ pub fn out_geometry(
                     axes.len()
                 );
             }
-            if z.iter().any(|&v| v < 0 || v > 1_000_000_000_000) {
+            if z.iter().any(|&v| !(0..=1_000_000_000_000).contains(&v)) {
                 bail!("sizes {z:?} must be non-negative and reasonable");
             }
             match spec.policy {

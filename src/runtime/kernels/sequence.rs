@@ -207,8 +207,8 @@ pub fn sequence_map(info: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(move |cx, ins| {
         let (_, first) = seq_in(ins, 0)?;
         let n = first.len();
-        for i in 1..ins.len() {
-            if let Some(Value::Sequence { items, .. }) = ins[i] {
+        for (i, v) in ins.iter().enumerate().skip(1) {
+            if let Some(Value::Sequence { items, .. }) = v {
                 if items.len() != n {
                     bail!(
                         "sequence input {i} has {} tensors, input 0 has {n}",
@@ -220,12 +220,12 @@ pub fn sequence_map(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let mut outs: Vec<Vec<Tensor>> = vec![vec![]; n_out];
         for k in 0..n {
             let mut args = Vec::with_capacity(ins.len());
-            for i in 0..ins.len() {
-                match ins[i] {
+            for (i, v) in ins.iter().enumerate() {
+                match v {
                     Some(Value::Sequence { items, .. }) => {
                         args.push(Value::Tensor(items[k].clone()))
                     }
-                    Some(v) => args.push(v.clone()),
+                    Some(v) => args.push((*v).clone()),
                     None => bail!("input {i} is missing"),
                 }
             }

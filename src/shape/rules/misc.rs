@@ -95,7 +95,7 @@ fn resize_shape(
             )));
         }
         for (&a, &v) in axes.iter().zip(&s) {
-            if !(v > 0.0) {
+            if v.is_nan() || v <= 0.0 {
                 return Err(ShapeError(format!("scale {v} must be positive")));
             }
             out[a] = match &shape[a] {
