@@ -7,6 +7,9 @@
 //! the functions it names.
 
 mod attrs;
+mod control;
+mod misc;
+mod sequence;
 mod elementwise;
 mod linalg;
 mod manip;

@@ -9,6 +9,9 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         super::reduce::TABLE,
         super::linalg::TABLE,
         super::nn::TABLE,
+        super::control::TABLE,
+        super::sequence::TABLE,
+        super::misc::TABLE,
     ]
     .into_iter()
     .flat_map(|t| t.iter())

@@ -4,6 +4,10 @@
 pub mod cast;
 pub mod elementwise;
 pub mod conv;
+pub mod control;
+pub mod image;
+pub mod rnn;
+pub mod sequence;
 pub mod linalg;
 pub mod index;
 pub mod manip;

@@ -1,6 +1,9 @@
 //! Shape rules, one file per operator family, and the helpers they share.
 
+pub mod control;
 pub mod elementwise;
+pub mod misc;
+pub mod sequence;
 pub mod linalg;
 pub mod manip;
 pub mod reduce;
