@@ -8,13 +8,13 @@
 
 mod attrs;
 mod control;
-mod misc;
-mod sequence;
 mod elementwise;
 mod linalg;
 mod manip;
-mod reduce;
+mod misc;
 mod nn;
+mod reduce;
+mod sequence;
 mod tables;
 
 pub use attrs::Attrs;

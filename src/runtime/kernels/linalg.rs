@@ -199,7 +199,11 @@ fn gemm_typed<T: Gemm>(
     let x: &ArrayD<T> = super::typed(a, "A")?;
     let y: &ArrayD<T> = super::typed(b, "B")?;
     if x.ndim() != 2 || y.ndim() != 2 {
-        bail!("Gemm needs 2-D A and B, got {:?} and {:?}", x.shape(), y.shape());
+        bail!(
+            "Gemm needs 2-D A and B, got {:?} and {:?}",
+            x.shape(),
+            y.shape()
+        );
     }
     let x2 = x.view().into_dimensionality::<ndarray::Ix2>()?;
     let y2 = y.view().into_dimensionality::<ndarray::Ix2>()?;
@@ -225,7 +229,10 @@ fn gemm_typed<T: Gemm>(
     if let Some(c) = c {
         let cv: &ArrayD<T> = super::typed(c, "C")?;
         let cb = cv.broadcast(ndarray::IxDyn(&[m, n])).ok_or_else(|| {
-            KernelError::new(format!("C of shape {:?} does not broadcast to [{m}, {n}]", cv.shape()))
+            KernelError::new(format!(
+                "C of shape {:?} does not broadcast to [{m}, {n}]",
+                cv.shape()
+            ))
         })?;
         let be = T::from_f64(beta as f64);
         ndarray::Zip::from(&mut res).and(&cb).for_each(|o, &cval| {
@@ -246,7 +253,11 @@ pub fn gemm(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let a = tensor_in(ins, 0)?;
         let b = tensor_in(ins, 1)?;
         let c = crate::runtime::kernel::opt_tensor_in(ins, 2)?;
-        let y = dispatch_num!(a, gemm_typed(a, b, c, p), bail!("Gemm does not accept {}", a.dtype()))?;
+        let y = dispatch_num!(
+            a,
+            gemm_typed(a, b, c, p),
+            bail!("Gemm does not accept {}", a.dtype())
+        )?;
         Ok(vec![Value::Tensor(y)])
     }))
 }
@@ -279,13 +290,20 @@ fn shifted(
         out = super::zip2(&out, &param(s, "scale")?, |p, q| p * q)?;
     }
     if out.shape() != x.shape() {
-        bail!("a zero point or scale of shape {:?} does not fit the input {:?}", out.shape(), x.shape());
+        bail!(
+            "a zero point or scale of shape {:?} does not fit the input {:?}",
+            out.shape(),
+            x.shape()
+        );
     }
     Ok(out)
 }
 
 fn int8ish(t: &Tensor, what: &str) -> Result<(), KernelError> {
-    if !matches!(t.dtype(), crate::tensor::DataType::Int8 | crate::tensor::DataType::Uint8) {
+    if !matches!(
+        t.dtype(),
+        crate::tensor::DataType::Int8 | crate::tensor::DataType::Uint8
+    ) {
         bail!("{what} must be int8 or uint8, got {}", t.dtype());
     }
     Ok(())
@@ -407,7 +425,10 @@ pub fn einsum_parse(eq: &str, ranks: &[usize]) -> Result<EinsumSpec, String> {
             }
             ell = ell.max(r - named);
         } else if labels.len() != r {
-            return Err(format!("term '{t}' has {} labels for rank {r}", labels.len()));
+            return Err(format!(
+                "term '{t}' has {} labels for rank {r}",
+                labels.len()
+            ));
         }
         parsed.push(labels);
     }
@@ -429,7 +450,13 @@ pub fn einsum_parse(eq: &str, ranks: &[usize]) -> Result<EinsumSpec, String> {
     let inputs: Vec<Vec<u8>> = parsed
         .iter()
         .zip(ranks)
-        .map(|(l, &r)| if l.contains(&b'.') { expand(l, r) } else { l.clone() })
+        .map(|(l, &r)| {
+            if l.contains(&b'.') {
+                expand(l, r)
+            } else {
+                l.clone()
+            }
+        })
         .collect();
     let output = match rhs {
         Some(r) => {
@@ -459,7 +486,10 @@ pub fn einsum_parse(eq: &str, ranks: &[usize]) -> Result<EinsumSpec, String> {
             for l in &inputs {
                 for &c in l {
                     if c.is_ascii_alphabetic() && !letters.contains(&c) {
-                        let count: usize = inputs.iter().map(|l| l.iter().filter(|&&d| d == c).count()).sum();
+                        let count: usize = inputs
+                            .iter()
+                            .map(|l| l.iter().filter(|&&d| d == c).count())
+                            .sum();
                         if count == 1 {
                             letters.push(c);
                         }
@@ -528,7 +558,10 @@ fn einsum_typed<T: Num>(spec: &EinsumSpec, ts: &[&Tensor]) -> Result<Tensor, Ker
     }
     let datas: Vec<&[T]> = arrays
         .iter()
-        .map(|a| a.as_slice().ok_or_else(|| KernelError::new("internal: non-contiguous")))
+        .map(|a| {
+            a.as_slice()
+                .ok_or_else(|| KernelError::new("internal: non-contiguous"))
+        })
         .collect::<Result<_, _>>()?;
     let mut out = Vec::with_capacity(osize);
     let mut oi = vec![0usize; nout];
@@ -544,7 +577,11 @@ fn einsum_typed<T: Num>(spec: &EinsumSpec, ts: &[&Tensor]) -> Result<Tensor, Ker
         for _ in 0..rsize {
             let mut prod = T::one();
             for (k, st) in strides.iter().enumerate() {
-                let off: usize = base[k] + ri.iter().zip(&st[nout..]).map(|(i, s)| i * s).sum::<usize>();
+                let off: usize = base[k]
+                    + ri.iter()
+                        .zip(&st[nout..])
+                        .map(|(i, s)| i * s)
+                        .sum::<usize>();
                 prod = prod.mul(datas[k][off]);
             }
             acc = acc.add(prod);
@@ -553,7 +590,10 @@ fn einsum_typed<T: Num>(spec: &EinsumSpec, ts: &[&Tensor]) -> Result<Tensor, Ker
         out.push(acc);
         super::nn::next_index(&mut oi, &size[..nout]);
     }
-    Ok(T::wrap(ArrayD::from_shape_vec(ndarray::IxDyn(&size[..nout]), out)?))
+    Ok(T::wrap(ArrayD::from_shape_vec(
+        ndarray::IxDyn(&size[..nout]),
+        out,
+    )?))
 }
 
 pub fn einsum(info: &NodeInfo) -> Result<Kernel, KernelError> {
@@ -562,7 +602,9 @@ pub fn einsum(info: &NodeInfo) -> Result<Kernel, KernelError> {
         .string("equation")
         .ok_or_else(|| KernelError::new("Einsum needs an equation"))?;
     Ok(Box::new(move |_, ins| {
-        let ts: Vec<&Tensor> = (0..ins.len()).map(|i| tensor_in(ins, i)).collect::<Result<_, _>>()?;
+        let ts: Vec<&Tensor> = (0..ins.len())
+            .map(|i| tensor_in(ins, i))
+            .collect::<Result<_, _>>()?;
         if ts.is_empty() {
             bail!("Einsum needs at least one input");
         }
@@ -572,7 +614,11 @@ pub fn einsum(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let ranks: Vec<usize> = ts.iter().map(|t| t.rank()).collect();
         let spec = einsum_parse(&eq, &ranks).map_err(KernelError::new)?;
         let a = ts[0];
-        let y = dispatch_num!(a, einsum_typed(&spec, &ts), bail!("Einsum does not accept {}", a.dtype()))?;
+        let y = dispatch_num!(
+            a,
+            einsum_typed(&spec, &ts),
+            bail!("Einsum does not accept {}", a.dtype())
+        )?;
         Ok(vec![Value::Tensor(y)])
     }))
 }

@@ -2,17 +2,17 @@
 //! (numpy broadcasting, axis normalisation, typed dispatch).
 
 pub mod cast;
-pub mod elementwise;
-pub mod conv;
 pub mod control;
+pub mod conv;
+pub mod elementwise;
 pub mod image;
+pub mod index;
+pub mod linalg;
+pub mod manip;
+pub mod nn;
+pub mod reduce;
 pub mod rnn;
 pub mod sequence;
-pub mod linalg;
-pub mod index;
-pub mod manip;
-pub mod reduce;
-pub mod nn;
 
 use super::kernel::KernelError;
 use crate::tensor::Elem;

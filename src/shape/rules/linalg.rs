@@ -64,7 +64,9 @@ pub fn gemm(cx: &mut InferCtx) -> Result<(), ShapeError> {
             let n = if tb { &b[0] } else { &b[1] };
             if let (Some(x), Some(y)) = (ka, kb) {
                 if x.equals(y) == Some(false) {
-                    return Err(ShapeError(format!("Gemm inner dimensions differ: {x} vs {y}")));
+                    return Err(ShapeError(format!(
+                        "Gemm inner dimensions differ: {x} vs {y}"
+                    )));
                 }
             }
             Some(vec![m.clone(), n.clone()])

@@ -2,12 +2,12 @@
 
 pub mod control;
 pub mod elementwise;
-pub mod misc;
-pub mod sequence;
 pub mod linalg;
 pub mod manip;
-pub mod reduce;
+pub mod misc;
 pub mod nn;
+pub mod reduce;
+pub mod sequence;
 
 use super::ctx::ShapeError;
 use super::types::Dim;

@@ -103,14 +103,22 @@ mod scratch {
     #[ignore]
     fn scan_conformance() {
         let root = std::path::Path::new("/work/shared/onnx-backend/node");
-        let mut dirs: Vec<_> = std::fs::read_dir(root).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut dirs: Vec<_> = std::fs::read_dir(root)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         dirs.sort();
         for d in dirs {
-            let Ok(mut m) = crate::proto::load_model(&d.join("model.onnx")) else { continue };
+            let Ok(mut m) = crate::proto::load_model(&d.join("model.onnx")) else {
+                continue;
+            };
             let g = m.graph.as_mut().unwrap();
             let mut decl = vec![];
             for o in g.output.iter_mut() {
-                decl.push((o.name().to_string(), o.r#type.as_ref().map(crate::shape::TypeInfo::from_proto)));
+                decl.push((
+                    o.name().to_string(),
+                    o.r#type.as_ref().map(crate::shape::TypeInfo::from_proto),
+                ));
                 o.r#type = None;
             }
             let rep = crate::shape::infer_model(&mut m);
