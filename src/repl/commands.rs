@@ -12,7 +12,7 @@ use crate::shape::{self, Dim, TypeInfo};
 use crate::tensor::{render_tensor, DataType, Value};
 use crate::text;
 use serde_json::{json, Value as Json};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -763,46 +763,30 @@ fn cmd_inputs(s: &mut Session, a: &Args) -> R<Flow> {
 }
 
 /// Binds the symbols of the declared input shapes from the given values.
+/// Symbols bound by an earlier run may change; those bound by `let` may not.
 fn bind_from_inputs(s: &mut Session) -> R<()> {
     let decl = declared_inputs(s)?;
-    let mut fresh: BTreeMap<String, (i64, String, usize)> = BTreeMap::new();
-    for (name, ty, _) in &decl {
-        let (Some(Value::Tensor(t)), Some(shape)) =
-            (s.inputs.get(name), ty.as_ref().and_then(|t| t.shape()))
-        else {
-            continue;
-        };
-        for (axis, (d, &got)) in shape.iter().zip(t.shape()).enumerate() {
-            let Some(e) = d else { continue };
-            let got = got as i64;
-            let syms = e.symbols();
-            if syms.len() == 1 && e.to_string() == *syms.iter().next().unwrap_or(&String::new()) {
-                let sym = e.to_string();
-                if let Some((prev, who, ax)) = fresh.get(&sym) {
-                    if *prev != got {
-                        return Err(CmdError(format!(
-                            "input '{name}' axis {axis}: {sym} = {got}, but input '{who}' axis {ax} gives {sym} = {prev}"
-                        )));
-                    }
-                    continue;
-                }
-                if let Some(&bound) = s.bindings.get(&sym) {
-                    if bound != got && !s.auto_bound.contains(&sym) {
-                        return Err(CmdError(format!(
-                            "input '{name}' axis {axis}: {sym} is bound to {bound}, but the input has {got}"
-                        )));
-                    }
-                }
-                fresh.insert(sym, (got, name.clone(), axis));
-            }
-        }
-    }
-    for (sym, (v, _, _)) in fresh {
-        if s.bindings.get(&sym) != Some(&v) {
+    let given: Vec<(String, Option<TypeInfo>, Option<Vec<usize>>)> = decl
+        .into_iter()
+        .map(|(name, ty, _)| {
+            let shape = match s.inputs.get(&name) {
+                Some(Value::Tensor(t)) => Some(t.shape().to_vec()),
+                _ => None,
+            };
+            (name, ty, shape)
+        })
+        .collect();
+    let fixed: Bindings = s
+        .bindings
+        .iter()
+        .filter(|(k, _)| !s.auto_bound.contains(*k))
+        .map(|(k, v)| (k.clone(), *v))
+        .collect();
+    let found = shape::bind_symbols(&given, &fixed).map_err(CmdError)?;
+    for (sym, v) in found {
+        if !fixed.contains_key(&sym) {
             s.bindings.insert(sym.clone(), v);
             s.auto_bound.insert(sym);
-        } else if !s.auto_bound.contains(&sym) {
-            // an explicit binding that agrees stays explicit
         }
     }
     Ok(())
@@ -1242,46 +1226,26 @@ fn cmd_check(s: &mut Session, a: &Args) -> R<Flow> {
     );
     let mut arr = Vec::new();
     let (mut ok, mut bad, mut unknown) = (0, 0, 0);
-    for (name, rt) in produced {
-        let dims = r.get(&name).and_then(|v| v.ty.shape());
-        let res = dims.map(|d| r.resolve(d, &s.bindings));
-        let status = match &res {
-            Some(rv) if rv.len() != rt.len() => "MISMATCH",
-            Some(rv) if rv.iter().all(|x| x.is_some()) => {
-                if rv.iter().zip(&rt).all(|(x, &y)| *x == Some(y as i64)) {
-                    "OK"
-                } else {
-                    "MISMATCH"
-                }
-            }
-            Some(rv)
-                if rv
-                    .iter()
-                    .zip(&rt)
-                    .any(|(x, &y)| x.is_some_and(|x| x != y as i64)) =>
-            {
-                "MISMATCH"
-            }
-            _ => "UNKNOWN",
-        };
-        match status {
-            "OK" => ok += 1,
-            "MISMATCH" => bad += 1,
-            _ => unknown += 1,
+    for row in shape::check_shapes(r, &s.bindings, &produced) {
+        match row.status {
+            shape::CheckStatus::Ok => ok += 1,
+            shape::CheckStatus::Mismatch => bad += 1,
+            shape::CheckStatus::Unknown => unknown += 1,
         }
+        let dims = row.inferred.as_deref();
         arr.push(json!({
-            "name": name,
-            "runtime": rt,
+            "name": row.name,
+            "runtime": row.runtime,
             "inferred": dims_json(dims),
-            "resolved": resolved_json(&res, dims),
-            "status": status,
+            "resolved": resolved_json(&row.resolved, dims),
+            "status": row.status.name(),
         }));
         d.rows.push(vec![
-            quote_name(&name),
-            tuple(&rt),
+            quote_name(&row.name),
+            tuple(&row.runtime),
             shape_text(dims),
-            resolved_text(&res),
-            status.to_string(),
+            resolved_text(&row.resolved),
+            row.status.name().to_string(),
         ]);
     }
     d.json = Json::Array(arr);
