@@ -336,7 +336,10 @@ pub fn unsqueeze(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let axes = match axes_arg(cx, "axes", 13, 1) {
         Ok(Some(a)) => a,
         _ => {
-            let r = cx.rank(0).zip(input_len(cx, 1)).map(|(r, n)| vec![None; r + n]);
+            let r = cx
+                .rank(0)
+                .zip(input_len(cx, 1))
+                .map(|(r, n)| vec![None; r + n]);
             cx.set_tensor(0, elem, r);
             return Ok(());
         }
@@ -945,7 +948,9 @@ fn space_depth(cx: &mut InferCtx, to_space: bool) -> Result<(), ShapeError> {
 mod tests {
     use crate::expr::Expr;
     use crate::proto::attribute_proto::AttributeType;
-    use crate::proto::{AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, ValueInfoProto};
+    use crate::proto::{
+        AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, ValueInfoProto,
+    };
     use crate::shape::{infer_model, TypeInfo};
     use crate::tensor::{to_proto, DataType, Tensor};
 
@@ -980,7 +985,13 @@ mod tests {
     fn input(name: &str, dims: &[&str]) -> ValueInfoProto {
         let shape = dims
             .iter()
-            .map(|d| Some(d.parse::<i64>().map(Expr::int).unwrap_or_else(|_| Expr::sym(d))))
+            .map(|d| {
+                Some(
+                    d.parse::<i64>()
+                        .map(Expr::int)
+                        .unwrap_or_else(|_| Expr::sym(d)),
+                )
+            })
             .collect();
         ValueInfoProto {
             name: Some(name.into()),
@@ -994,9 +1005,17 @@ mod tests {
     }
 
     /// Infers a one-input model and returns the displayed type of `out`.
-    fn infer(x: &[&str], inits: Vec<crate::proto::TensorProto>, nodes: Vec<NodeProto>, out: &str) -> String {
+    fn infer(
+        x: &[&str],
+        inits: Vec<crate::proto::TensorProto>,
+        nodes: Vec<NodeProto>,
+        out: &str,
+    ) -> String {
         let mut m = ModelProto {
-            opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(18) }],
+            opset_import: vec![OperatorSetIdProto {
+                domain: Some(String::new()),
+                version: Some(18),
+            }],
             graph: Some(GraphProto {
                 input: vec![input("X", x)],
                 initializer: inits,
@@ -1013,7 +1032,10 @@ mod tests {
     fn shape_gather_concat_reshape() {
         let t = infer(
             &["N", "C", "8"],
-            vec![int_init("i0", &[1], vec![0]), int_init("m1", &[1], vec![-1])],
+            vec![
+                int_init("i0", &[1], vec![0]),
+                int_init("m1", &[1], vec![-1]),
+            ],
             vec![
                 node("Shape", &["X"], &["s"], vec![]),
                 node("Gather", &["s", "i0"], &["n"], vec![]),
@@ -1043,8 +1065,14 @@ mod tests {
                 int_init("e", &[3], vec![2, 1, 1]),
             ]
         };
-        assert_eq!(infer(&["N", "C", "W"], inits(), nodes.clone(), "Y"), "float[C,W]");
-        assert_eq!(infer(&["N", "C", "W"], inits(), nodes.clone(), "zu"), "int64[1]");
+        assert_eq!(
+            infer(&["N", "C", "W"], inits(), nodes.clone(), "Y"),
+            "float[C,W]"
+        );
+        assert_eq!(
+            infer(&["N", "C", "W"], inits(), nodes.clone(), "zu"),
+            "int64[1]"
+        );
         assert_eq!(infer(&["N", "C", "W"], inits(), nodes, "E"), "float[2,C,W]");
     }
 
@@ -1069,12 +1097,22 @@ mod tests {
 
     #[test]
     fn data_dependent_sizes_are_fresh_symbols() {
-        let t = infer(&["N", "4"], vec![], vec![node("NonZero", &["X"], &["Y"], vec![])], "Y");
+        let t = infer(
+            &["N", "4"],
+            vec![],
+            vec![node("NonZero", &["X"], &["Y"], vec![])],
+            "Y",
+        );
         assert!(t.starts_with("int64[2,_NonZero"), "{t}");
         let u = infer(
             &["N", "4"],
             vec![],
-            vec![node("Unique", &["X"], &["Y", "i", "inv", "c"], vec![int_attr("axis", 1)])],
+            vec![node(
+                "Unique",
+                &["X"],
+                &["Y", "i", "inv", "c"],
+                vec![int_attr("axis", 1)],
+            )],
             "Y",
         );
         assert!(u.starts_with("float[N,_Unique"), "{u}");
@@ -1085,14 +1123,24 @@ mod tests {
         let r = infer(
             &["N", "C", "W"],
             vec![int_init("a", &[1], vec![-1])],
-            vec![node("ReduceSum", &["X", "a"], &["Y"], vec![int_attr("keepdims", 0)])],
+            vec![node(
+                "ReduceSum",
+                &["X", "a"],
+                &["Y"],
+                vec![int_attr("keepdims", 0)],
+            )],
             "Y",
         );
         assert_eq!(r, "float[N,C]");
         let s = infer(
             &["N", "10"],
             vec![],
-            vec![node("Split", &["X"], &["a", "b", "c"], vec![int_attr("axis", 1), int_attr("num_outputs", 3)])],
+            vec![node(
+                "Split",
+                &["X"],
+                &["a", "b", "c"],
+                vec![int_attr("axis", 1), int_attr("num_outputs", 3)],
+            )],
             "c",
         );
         assert_eq!(s, "float[N,2]");
@@ -1108,7 +1156,12 @@ mod tests {
             vec![int_init("ax", &[1], vec![1])],
             vec![
                 node("Squeeze", &["X", "ax"], &["Y"], vec![]),
-                node("Transpose", &["Y"], &["T"], vec![ints_attr("perm", &[1, 0])]),
+                node(
+                    "Transpose",
+                    &["Y"],
+                    &["T"],
+                    vec![ints_attr("perm", &[1, 0])],
+                ),
             ],
             "T",
         );
