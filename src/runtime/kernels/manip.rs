@@ -563,7 +563,8 @@ pub fn split(info: &NodeInfo) -> Result<Kernel, KernelError> {
     } else {
         None
     };
-    let from_input = info.opset >= 13;
+    // Split-1 also took the sizes as an optional second input
+    let from_input = info.opset >= 13 || (info.opset < 2 && attr_split.is_none());
     let num_outputs = info.attrs.int("num_outputs");
     let n_out = info.node.output.len();
     Ok(Box::new(move |_, ins| {
@@ -725,7 +726,7 @@ pub fn tile(_: &NodeInfo) -> Result<Kernel, KernelError> {
 
 /// Source index on one axis of Pad for output position `i`.
 fn pad_src(i: i64, begin: i64, d: i64, mode: &str) -> Option<usize> {
-    let s = i - begin;
+    let s = i.saturating_sub(begin);
     if (0..d).contains(&s) {
         return Some(s as usize);
     }

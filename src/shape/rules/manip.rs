@@ -501,7 +501,7 @@ pub fn slice(cx: &mut InferCtx) -> Result<(), ShapeError> {
         out[a] = slice_len(&shape[a], starts[k], ends[k], steps[k]);
     }
     // data propagation of 1-D vectors
-    if r == 1 {
+    if r == 1 && starts.len() == 1 {
         if let Some(v) = cx.value(0).cloned() {
             let idx = crate::runtime::kernels::manip::slice_indices(
                 v.values.len(),
@@ -737,8 +737,10 @@ pub fn constant_of_shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
         Some(v) => {
             let dims = dims_of(&v.values);
             if let (Some(f), Some(sh)) = (fill, v.ints()) {
-                let n: i64 = sh.iter().product();
-                if sh.len() <= 1 && (0..=64).contains(&n) {
+                let n = sh
+                    .iter()
+                    .try_fold(1i64, |a, &d| if d < 0 { None } else { a.checked_mul(d) });
+                if let Some(n) = n.filter(|n| sh.len() <= 1 && (0..=64).contains(n)) {
                     cx.set_value(
                         0,
                         SymValue {
