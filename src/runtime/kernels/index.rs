@@ -574,3 +574,208 @@ pub fn top_k(info: &NodeInfo) -> Result<Kernel, KernelError> {
         ])
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::kernels::manip::testing::*;
+
+    fn v1(v: &[i64]) -> Option<Tensor> {
+        Some(i64s(&[v.len()], v.to_vec()))
+    }
+
+    #[test]
+    fn top_k_prefers_lower_index_on_ties() {
+        let x = v1(&[3, 1, 3, 2]);
+        let y = run(top_k, 11, vec![], vec![x.clone(), v1(&[2])], 2).unwrap();
+        assert_eq!(y[0], i64s(&[2], vec![3, 3]));
+        assert_eq!(y[1], i64s(&[2], vec![0, 2]));
+        let y = run(
+            top_k,
+            11,
+            vec![int("largest", 0)],
+            vec![x.clone(), v1(&[2])],
+            2,
+        )
+        .unwrap();
+        assert_eq!(y[1], i64s(&[2], vec![1, 3]));
+        assert!(run(top_k, 11, vec![], vec![x, v1(&[5])], 2).is_err());
+    }
+
+    #[test]
+    fn unique_unsorted_outputs() {
+        let y = run(
+            unique,
+            11,
+            vec![int("sorted", 0)],
+            vec![v1(&[2, 1, 2, 3])],
+            4,
+        )
+        .unwrap();
+        assert_eq!(y[0], i64s(&[3], vec![2, 1, 3]));
+        assert_eq!(y[1], i64s(&[3], vec![0, 1, 3]));
+        assert_eq!(y[2], i64s(&[4], vec![0, 1, 0, 2]));
+        assert_eq!(y[3], i64s(&[3], vec![2, 1, 1]));
+        let s = run(unique, 11, vec![], vec![v1(&[2, 1, 2, 3])], 4).unwrap();
+        assert_eq!(s[0], i64s(&[3], vec![1, 2, 3]));
+        assert_eq!(s[2], i64s(&[4], vec![1, 0, 1, 2]));
+    }
+
+    #[test]
+    fn scatter_elements_reduction_and_bounds() {
+        let data = v1(&[1, 1, 1]);
+        let idx = v1(&[0, 0, 2]);
+        let upd = v1(&[2, 3, 5]);
+        let y = run(
+            scatter_elements,
+            18,
+            vec![string("reduction", "mul")],
+            vec![data.clone(), idx, upd.clone()],
+            1,
+        )
+        .unwrap();
+        assert_eq!(y[0], i64s(&[3], vec![6, 1, 5]));
+        let bad = run(
+            scatter_elements,
+            18,
+            vec![],
+            vec![data, v1(&[0, 3, 1]), upd],
+            1,
+        );
+        assert!(bad.is_err());
+    }
+
+    #[test]
+    fn gather_nd_with_batch_dims() {
+        // data [2,2,2], indices [2,1] with batch_dims=1 → data[b, idx[b]]
+        let data = Some(i64s(&[2, 2, 2], (0..8).collect()));
+        let idx = Some(i64s(&[2, 1], vec![1, 0]));
+        let y = run(
+            gather_nd,
+            13,
+            vec![int("batch_dims", 1)],
+            vec![data, idx],
+            1,
+        )
+        .unwrap();
+        assert_eq!(y[0], i64s(&[2, 2], vec![2, 3, 4, 5]));
+    }
+
+    #[test]
+    fn gather_negative_and_out_of_range() {
+        let data = Some(i64s(&[3, 2], (0..6).collect()));
+        let y = run(gather, 13, vec![], vec![data.clone(), v1(&[-1, 0])], 1).unwrap();
+        assert_eq!(y[0], i64s(&[2, 2], vec![4, 5, 0, 1]));
+        assert!(run(gather, 13, vec![], vec![data, v1(&[3])], 1).is_err());
+    }
+}
+
+#[cfg(test)]
+mod robustness {
+    use crate::runtime::kernels::manip::testing::{int, run, string};
+    use crate::tensor::Tensor;
+
+    const MINE: &[&str] = &[
+        "Reshape",
+        "Transpose",
+        "Concat",
+        "Flatten",
+        "Squeeze",
+        "Unsqueeze",
+        "Split",
+        "Slice",
+        "Expand",
+        "Tile",
+        "Pad",
+        "Shape",
+        "Size",
+        "ConstantOfShape",
+        "Range",
+        "Trilu",
+        "EyeLike",
+        "CumSum",
+        "ReverseSequence",
+        "DepthToSpace",
+        "SpaceToDepth",
+        "Gather",
+        "GatherElements",
+        "GatherND",
+        "ScatterElements",
+        "Scatter",
+        "ScatterND",
+        "OneHot",
+        "Compress",
+        "NonZero",
+        "Unique",
+        "TopK",
+        "ReduceSum",
+        "ReduceMean",
+        "ReduceMax",
+        "ReduceMin",
+        "ReduceProd",
+        "ReduceL1",
+        "ReduceL2",
+        "ReduceLogSum",
+        "ReduceLogSumExp",
+        "ReduceSumSquare",
+        "ArgMax",
+        "ArgMin",
+    ];
+
+    /// Odd inputs (empty, scalar, huge or negative values, wrong types)
+    /// must give errors, never panics.
+    #[test]
+    fn odd_inputs_never_panic() {
+        let pool: Vec<Option<Tensor>> = vec![
+            None,
+            Some(Tensor::scalar(3i64)),
+            Some(Tensor::from_vec::<i64>(&[0], vec![]).unwrap()),
+            Some(Tensor::from_vec(&[3], vec![-5i64, 100, i64::MAX]).unwrap()),
+            Some(Tensor::from_vec(&[2], vec![i64::MIN, -1i64]).unwrap()),
+            Some(Tensor::from_vec(&[2, 3], vec![1f32, -2., 0., f32::NAN, 5., 6.]).unwrap()),
+            Some(Tensor::from_vec(&[1, 2, 0], vec![0i32; 0]).unwrap()),
+            Some(Tensor::from_vec(&[2, 1], vec![true, false]).unwrap()),
+            Some(Tensor::from_vec(&[1, 4, 2, 2], (0..16).map(|v| v as f32).collect()).unwrap()),
+        ];
+        let ops: Vec<(&str, crate::runtime::KernelBuilder)> = crate::ops::all()
+            .filter(|d| d.domain.is_empty() && MINE.contains(&d.op_type))
+            .filter_map(|d| d.kernel.map(|k| (d.op_type, k)))
+            .collect();
+        assert!(ops.len() > 40, "{} ops", ops.len());
+        let mut ran = 0usize;
+        let attr_sets = [
+            vec![],
+            vec![int("axis", 1)],
+            vec![int("axis", -7)],
+            vec![string("mode", "reflect")],
+            vec![int("blocksize", 2), string("mode", "CRD")],
+            vec![int("batch_dims", 1)],
+            vec![int("keepdims", 0), int("select_last_index", 1)],
+            vec![string("reduction", "max")],
+        ];
+        for (name, b) in ops {
+            for (opset, attrs) in [9, 13, 18]
+                .into_iter()
+                .flat_map(|o| attr_sets.iter().map(move |a| (o, a)))
+            {
+                for a in &pool {
+                    for c in &pool {
+                        for e in pool.iter().take(5) {
+                            let ins = vec![a.clone(), c.clone(), e.clone()];
+                            let r = std::panic::catch_unwind(|| {
+                                run(b, opset, attrs.clone(), ins.clone(), 2)
+                            });
+
+                            match r {
+                                Ok(Ok(_)) => ran += 1,
+                                Ok(Err(_)) => {}
+                                Err(_) => panic!("{name} (opset {opset}) panicked on {ins:?}"),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(ran > 1000, "only {ran} successful runs");
+    }
+}

@@ -563,7 +563,8 @@ pub fn split(info: &NodeInfo) -> Result<Kernel, KernelError> {
     } else {
         None
     };
-    let from_input = info.opset >= 13;
+    // Split-1 also took the sizes as an optional second input
+    let from_input = info.opset >= 13 || (info.opset < 2 && attr_split.is_none());
     let num_outputs = info.attrs.int("num_outputs");
     let n_out = info.node.output.len();
     Ok(Box::new(move |_, ins| {
@@ -725,7 +726,7 @@ pub fn tile(_: &NodeInfo) -> Result<Kernel, KernelError> {
 
 /// Source index on one axis of Pad for output position `i`.
 fn pad_src(i: i64, begin: i64, d: i64, mode: &str) -> Option<usize> {
-    let s = i - begin;
+    let s = i.saturating_sub(begin);
     if (0..d).contains(&s) {
         return Some(s as usize);
     }
@@ -1171,4 +1172,226 @@ pub fn space_to_depth(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let y = permute(&x.reshape(&[n, c, h / b, b, w / b, b])?, &perm);
         out1(y.reshape(&[n, c * b * b, h / b, w / b])?)
     }))
+}
+
+/// Test helpers: build and run one kernel.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::ops::Attrs;
+    use crate::proto::attribute_proto::AttributeType;
+    use crate::proto::{AttributeProto, NodeProto};
+    use crate::runtime::kernel::{KernelBuilder, KernelError, NodeInfo, RunCtx};
+    use crate::tensor::{Tensor, Value};
+
+    pub fn ints(name: &str, v: &[i64]) -> AttributeProto {
+        AttributeProto {
+            name: Some(name.into()),
+            r#type: Some(AttributeType::Ints as i32),
+            ints: v.to_vec(),
+            ..Default::default()
+        }
+    }
+
+    pub fn int(name: &str, v: i64) -> AttributeProto {
+        AttributeProto {
+            name: Some(name.into()),
+            r#type: Some(AttributeType::Int as i32),
+            i: Some(v),
+            ..Default::default()
+        }
+    }
+
+    pub fn string(name: &str, v: &str) -> AttributeProto {
+        AttributeProto {
+            name: Some(name.into()),
+            r#type: Some(AttributeType::String as i32),
+            s: Some(v.as_bytes().to_vec()),
+            ..Default::default()
+        }
+    }
+
+    /// Runs `b` on the inputs (`None` = absent) with `n_out` outputs.
+    pub fn run(
+        b: KernelBuilder,
+        opset: i64,
+        attrs: Vec<AttributeProto>,
+        ins: Vec<Option<Tensor>>,
+        n_out: usize,
+    ) -> Result<Vec<Tensor>, KernelError> {
+        let node = NodeProto {
+            attribute: attrs,
+            output: (0..n_out).map(|i| format!("y{i}")).collect(),
+            ..Default::default()
+        };
+        let compile = |_: &crate::proto::GraphProto| Err(KernelError::new("no subgraphs"));
+        let info = NodeInfo {
+            node: &node,
+            opset,
+            attrs: Attrs::new(&node),
+            compile: &compile,
+        };
+        let k = b(&info)?;
+        let vals: Vec<Option<Value>> = ins.into_iter().map(|t| t.map(Value::Tensor)).collect();
+        let refs: Vec<Option<&Value>> = vals.iter().map(|v| v.as_ref()).collect();
+        let mut runner = |_: &crate::runtime::plan::Plan, _: Vec<(String, Value)>| {
+            Err(KernelError::new("no subgraphs"))
+        };
+        let mut cx = RunCtx {
+            runner: &mut runner,
+        };
+        Ok(k(&mut cx, &refs)?
+            .into_iter()
+            .filter_map(|v| v.into_tensor())
+            .collect())
+    }
+
+    pub fn i64s(shape: &[usize], v: Vec<i64>) -> Tensor {
+        Tensor::from_vec(shape, v).expect("test tensor")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::*;
+    use super::*;
+
+    fn v1(v: &[i64]) -> Option<Tensor> {
+        Some(i64s(&[v.len()], v.to_vec()))
+    }
+
+    #[test]
+    fn slice_negative_steps_and_clamping() {
+        let x = v1(&(0..10).collect::<Vec<_>>());
+        let y = run(
+            slice,
+            13,
+            vec![],
+            vec![x.clone(), v1(&[-1]), v1(&[-100]), None, v1(&[-3])],
+            1,
+        )
+        .unwrap();
+        assert_eq!(y[0], i64s(&[4], vec![9, 6, 3, 0]));
+        let y = run(
+            slice,
+            13,
+            vec![],
+            vec![x.clone(), v1(&[20]), v1(&[-20]), v1(&[0]), v1(&[-4])],
+            1,
+        )
+        .unwrap();
+        assert_eq!(y[0], i64s(&[3], vec![9, 5, 1]));
+        let y = run(
+            slice,
+            13,
+            vec![],
+            vec![x.clone(), v1(&[3]), v1(&[i64::MAX])],
+            1,
+        )
+        .unwrap();
+        assert_eq!(y[0].len(), 7);
+        assert!(run(
+            slice,
+            13,
+            vec![],
+            vec![x, v1(&[0]), v1(&[1]), v1(&[0]), v1(&[0])],
+            1
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn pad_modes() {
+        let x = v1(&[1, 2, 3]);
+        let pads = v1(&[2, 2]);
+        let mode = |m: &str| {
+            run(
+                pad,
+                18,
+                vec![string("mode", m)],
+                vec![x.clone(), pads.clone()],
+                1,
+            )
+            .unwrap()
+        };
+        assert_eq!(mode("reflect")[0], i64s(&[7], vec![3, 2, 1, 2, 3, 2, 1]));
+        assert_eq!(mode("edge")[0], i64s(&[7], vec![1, 1, 1, 2, 3, 3, 3]));
+        assert_eq!(mode("wrap")[0], i64s(&[7], vec![2, 3, 1, 2, 3, 1, 2]));
+        let crop = run(
+            pad,
+            18,
+            vec![],
+            vec![x, v1(&[-1, 1]), Some(Tensor::scalar(9i64))],
+            1,
+        )
+        .unwrap();
+        assert_eq!(crop[0], i64s(&[3], vec![2, 3, 9]));
+    }
+
+    #[test]
+    fn range_and_split() {
+        let r = run(
+            range,
+            11,
+            vec![],
+            vec![
+                Some(Tensor::scalar(10i32)),
+                Some(Tensor::scalar(4i32)),
+                Some(Tensor::scalar(-3i32)),
+            ],
+            1,
+        )
+        .unwrap();
+        assert_eq!(r[0], Tensor::from_vec(&[2], vec![10i32, 7]).unwrap());
+        let zero = run(
+            range,
+            11,
+            vec![],
+            vec![
+                Some(Tensor::scalar(1i64)),
+                Some(Tensor::scalar(1i64)),
+                Some(Tensor::scalar(0i64)),
+            ],
+            1,
+        );
+        assert!(zero.is_err(), "delta 0 must fail");
+        let s = run(
+            split,
+            18,
+            vec![int("num_outputs", 3)],
+            vec![v1(&[1, 2, 3, 4, 5])],
+            3,
+        )
+        .unwrap();
+        assert_eq!(s.iter().map(|t| t.len()).collect::<Vec<_>>(), vec![2, 2, 1]);
+        assert!(run(split, 13, vec![], vec![v1(&[1, 2, 3]), v1(&[1, 1])], 2).is_err());
+    }
+
+    #[test]
+    fn expand_tile_and_trilu() {
+        let x = Some(i64s(&[2, 1], vec![1, 2]));
+        let e = run(expand, 13, vec![], vec![x.clone(), v1(&[2, 3])], 1).unwrap();
+        assert_eq!(e[0], i64s(&[2, 3], vec![1, 1, 1, 2, 2, 2]));
+        let t = run(tile, 13, vec![], vec![x, v1(&[2, 2])], 1).unwrap();
+        assert_eq!(t[0], i64s(&[4, 2], vec![1, 1, 2, 2, 1, 1, 2, 2]));
+        let m = Some(i64s(&[2, 3], vec![1, 2, 3, 4, 5, 6]));
+        let lower = run(
+            trilu,
+            14,
+            vec![int("upper", 0)],
+            vec![m, Some(Tensor::scalar(1i64))],
+            1,
+        )
+        .unwrap();
+        assert_eq!(lower[0], i64s(&[2, 3], vec![1, 2, 0, 4, 5, 6]));
+        let u = run(
+            unsqueeze,
+            11,
+            vec![ints("axes", &[0, -1])],
+            vec![v1(&[7, 8])],
+            1,
+        )
+        .unwrap();
+        assert_eq!(u[0].shape(), &[1, 2, 1]);
+        assert!(run(squeeze, 11, vec![ints("axes", &[0])], vec![v1(&[7, 8])], 1).is_err());
+    }
 }

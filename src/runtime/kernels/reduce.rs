@@ -92,13 +92,6 @@ fn reduce_int<T: Num>(op: Red, g: &[T]) -> Result<T, KernelError> {
     let abs = |v: T| if v < T::zero() { T::zero().sub(v) } else { v };
     Ok(match op {
         Red::Sum => g.iter().fold(T::zero(), |a, &v| a.add(v)),
-        Red::Mean => {
-            let s = g.iter().fold(T::zero(), |a, &v| a.add(v));
-            match s.div(T::from_f64(g.len() as f64)) {
-                Some(v) if !g.is_empty() => v,
-                _ => bail!("the mean of an empty integer set is undefined"),
-            }
-        }
         Red::Max => g.iter().fold(
             T::from_f64(f64::NEG_INFINITY),
             |a, &v| if v > a { v } else { a },
@@ -110,7 +103,7 @@ fn reduce_int<T: Num>(op: Red, g: &[T]) -> Result<T, KernelError> {
         Red::Prod => g.iter().fold(T::one(), |a, &v| a.mul(v)),
         Red::L1 => g.iter().fold(T::zero(), |a, &v| a.add(abs(v))),
         Red::SumSquare => g.iter().fold(T::zero(), |a, &v| a.add(v.mul(v))),
-        Red::L2 | Red::LogSum | Red::LogSumExp => {
+        Red::Mean | Red::L2 | Red::LogSum | Red::LogSumExp => {
             let f: Vec<f64> = g.iter().map(|v| v.to_f64()).collect();
             let r = reduce_f64(op, &f);
             T::from_f64(r)

@@ -501,7 +501,7 @@ pub fn slice(cx: &mut InferCtx) -> Result<(), ShapeError> {
         out[a] = slice_len(&shape[a], starts[k], ends[k], steps[k]);
     }
     // data propagation of 1-D vectors
-    if r == 1 {
+    if r == 1 && starts.len() == 1 {
         if let Some(v) = cx.value(0).cloned() {
             let idx = crate::runtime::kernels::manip::slice_indices(
                 v.values.len(),
@@ -737,8 +737,10 @@ pub fn constant_of_shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
         Some(v) => {
             let dims = dims_of(&v.values);
             if let (Some(f), Some(sh)) = (fill, v.ints()) {
-                let n: i64 = sh.iter().product();
-                if sh.len() <= 1 && (0..=64).contains(&n) {
+                let n = sh
+                    .iter()
+                    .try_fold(1i64, |a, &d| if d < 0 { None } else { a.checked_mul(d) });
+                if let Some(n) = n.filter(|n| sh.len() <= 1 && (0..=64).contains(n)) {
                     cx.set_value(
                         0,
                         SymValue {
@@ -1167,4 +1169,117 @@ mod tests {
         );
         assert_eq!(sq, "float[W,N]");
     }
+
+    /// Rules never panic on odd constant inputs and attributes.
+    #[test]
+    fn rules_never_panic() {
+        let vals: Vec<(&str, Vec<usize>, Vec<i64>)> = vec![
+            ("s3", vec![], vec![3]),
+            ("e0", vec![0], vec![]),
+            ("big", vec![3], vec![-5, 100, i64::MAX]),
+            ("neg", vec![2], vec![i64::MIN, -1]),
+            ("m", vec![2, 2], vec![1, 0, 2, 2]),
+        ];
+        let attr_sets = vec![
+            vec![],
+            vec![int_attr("axis", 1)],
+            vec![int_attr("axis", -9), int_attr("keepdims", 0)],
+            vec![int_attr("blocksize", 2), int_attr("num_outputs", 0)],
+            vec![int_attr("start", -100), int_attr("end", i64::MIN)],
+            vec![ints_attr("axes", &[5]), ints_attr("perm", &[0, 0])],
+        ];
+        let names: Vec<&str> = std::iter::once("X")
+            .chain(vals.iter().map(|v| v.0))
+            .collect();
+        let ops: Vec<&str> = crate::ops::all()
+            .filter(|d| d.domain.is_empty() && d.shape.is_some())
+            .map(|d| d.op_type)
+            .filter(|o| MINE.contains(o))
+            .collect();
+        for op in ops {
+            for opset in [9, 13, 18] {
+                for attrs in &attr_sets {
+                    for a in &names {
+                        for b in &names {
+                            for c in ["", "s3", "big"] {
+                                let inits: Vec<_> = vals
+                                    .iter()
+                                    .map(|(n, sh, v)| int_init(n, sh, v.clone()))
+                                    .collect();
+                                let mut m = ModelProto {
+                                    opset_import: vec![OperatorSetIdProto {
+                                        domain: Some(String::new()),
+                                        version: Some(opset),
+                                    }],
+                                    graph: Some(GraphProto {
+                                        input: vec![input("X", &["N", "3"])],
+                                        initializer: inits,
+                                        node: vec![node(
+                                            op,
+                                            &[a, b, c],
+                                            &["Y", "Z"],
+                                            attrs.clone(),
+                                        )],
+                                        ..Default::default()
+                                    }),
+                                    ..Default::default()
+                                };
+                                let r = std::panic::catch_unwind(move || {
+                                    infer_model(&mut m);
+                                });
+                                assert!(r.is_ok(), "{op} opset {opset} {attrs:?} on {a},{b},{c}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    const MINE: &[&str] = &[
+        "Reshape",
+        "Transpose",
+        "Concat",
+        "Flatten",
+        "Squeeze",
+        "Unsqueeze",
+        "Split",
+        "Slice",
+        "Expand",
+        "Tile",
+        "Pad",
+        "Shape",
+        "Size",
+        "ConstantOfShape",
+        "Range",
+        "Trilu",
+        "EyeLike",
+        "CumSum",
+        "ReverseSequence",
+        "DepthToSpace",
+        "SpaceToDepth",
+        "Gather",
+        "GatherElements",
+        "GatherND",
+        "ScatterElements",
+        "Scatter",
+        "ScatterND",
+        "OneHot",
+        "Compress",
+        "NonZero",
+        "Unique",
+        "TopK",
+        "ReduceSum",
+        "ReduceMean",
+        "ReduceMax",
+        "ReduceMin",
+        "ReduceProd",
+        "ReduceL1",
+        "ReduceL2",
+        "ReduceLogSum",
+        "ReduceLogSumExp",
+        "ReduceSumSquare",
+        "ArgMax",
+        "ArgMin",
+    ];
 }
