@@ -283,7 +283,7 @@ pub fn scan(info: &NodeInfo) -> Result<Kernel, KernelError> {
         .int("num_scan_inputs")
         .ok_or_else(|| KernelError::new("Scan needs 'num_scan_inputs'"))?;
     let v8 = info.opset < 9;
-    let n_in = info.node.input.len() - usize::from(v8);
+    let n_in = info.node.input.len().saturating_sub(usize::from(v8));
     if n_scan_in < 1 || n_scan_in as usize > n_in {
         bail!("num_scan_inputs {n_scan_in} does not fit {n_in} inputs");
     }

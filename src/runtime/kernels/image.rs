@@ -265,7 +265,13 @@ fn cubic(a: f64, s: f64) -> f64 {
 /// Taps of one output index: `None` means extrapolation.
 type Taps = Option<Vec<(usize, f64)>>;
 
-fn axis_taps(spec: &Spec, len_in: usize, len_out: usize, scale: f64, roi: (f64, f64)) -> Vec<Taps> {
+fn axis_taps(
+    spec: &Spec,
+    len_in: usize,
+    len_out: usize,
+    scale: f64,
+    roi: (f64, f64),
+) -> Result<Vec<Taps>, KernelError> {
     let mut out = Vec::with_capacity(len_out);
     let last = len_in.saturating_sub(1) as f64;
     for o in 0..len_out {
@@ -311,7 +317,11 @@ fn axis_taps(spec: &Spec, len_in: usize, len_out: usize, scale: f64, roi: (f64, 
                 };
                 let f = x.floor();
                 let ratio = x - f;
-                let start = (-radius / s).floor() as i64 + 1;
+                let start = (-radius / s).floor();
+                if start < -((1usize << 20) as f64) {
+                    bail!("scale {scale} gives an antialiasing filter too wide to compute");
+                }
+                let start = start as i64 + 1;
                 let end = 1 - start;
                 let mut taps: Vec<(usize, f64)> = Vec::new();
                 let mut sum = 0.0;
@@ -322,7 +332,7 @@ fn axis_taps(spec: &Spec, len_in: usize, len_out: usize, scale: f64, roi: (f64, 
                     } else {
                         cubic(spec.cubic_a, d)
                     };
-                    let idx = f as i64 + k;
+                    let idx = (f as i64).saturating_add(k);
                     let inside = idx >= 0 && (idx as f64) <= last;
                     if !inside && spec.exclude_outside {
                         continue;
@@ -340,7 +350,7 @@ fn axis_taps(spec: &Spec, len_in: usize, len_out: usize, scale: f64, roi: (f64, 
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// Resizes f64 data of a shape.
@@ -370,7 +380,7 @@ pub fn resize_f64(
         {
             continue;
         } else {
-            axis_taps(spec, in_shape[ax], out_shape[ax], scales[ax], roi[ax])
+            axis_taps(spec, in_shape[ax], out_shape[ax], scales[ax], roi[ax])?
         };
         extrap[ax] = taps.iter().map(|t| t.is_none()).collect();
         let outer: usize = shape[..ax].iter().product();
@@ -757,6 +767,9 @@ pub fn roi_align(info: &NodeInfo) -> Result<Kernel, KernelError> {
             } else {
                 (rw / ow as f64).ceil().max(1.0) as usize
             };
+            if gh.saturating_mul(gw) > 1 << 20 {
+                bail!("roi {r} needs a {gh}x{gw} sampling grid per bin: too large");
+            }
             let count = (gh * gw) as f64;
             for ch in 0..c {
                 let img = &xv[(b * c + ch) * h * w..(b * c + ch + 1) * h * w];
@@ -959,14 +972,16 @@ pub fn grid_sample(info: &NodeInfo) -> Result<Kernel, KernelError> {
                                 let f = coord.floor();
                                 let t = coord - f;
                                 let f = f as i64;
-                                vec![(fetch(f), 1.0 - t), (fetch(f + 1), t)]
+                                vec![(fetch(f), 1.0 - t), (fetch(f.saturating_add(1)), t)]
                             }
                             Mode::Cubic => {
                                 let f = coord.floor();
                                 let t = coord - f;
                                 let f = f as i64;
                                 (-1..=2)
-                                    .map(|k| (fetch(f + k), cubic(-0.75, k as f64 - t)))
+                                    .map(|k| {
+                                        (fetch(f.saturating_add(k)), cubic(-0.75, k as f64 - t))
+                                    })
                                     .collect()
                             }
                         }
@@ -1007,5 +1022,89 @@ pub fn grid_sample(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let mut oshape = vec![n, c];
         oshape.extend(osp);
         Ok(vec![Value::Tensor(from_f64(x.dtype(), &oshape, out)?)])
+    }))
+}
+
+// ---------------------------------------------------------------------------
+// AffineGrid
+
+/// Normalised coordinates of `len` points along one axis.
+fn grid_line(len: usize, align: bool) -> Vec<f64> {
+    (0..len)
+        .map(|i| {
+            let (i, l) = (i as f64, len as f64);
+            if align {
+                if len == 1 {
+                    -1.0
+                } else {
+                    -1.0 + 2.0 * i / (l - 1.0)
+                }
+            } else {
+                -1.0 + (2.0 * i + 1.0) / l
+            }
+        })
+        .collect()
+}
+
+pub fn affine_grid(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let align = info.attrs.int_or("align_corners", 0) != 0;
+    Ok(Box::new(move |_, ins| {
+        let theta = tensor_in(ins, 0)?;
+        let size = tensor_in(ins, 1)?.to_i64_vec()?;
+        if size.iter().any(|&d| d < 0) {
+            bail!("size {size:?} has a negative dimension");
+        }
+        let sr = match size.len() {
+            4 => 2,
+            5 => 3,
+            n => bail!("size must have 4 or 5 elements, got {n}"),
+        };
+        let n = size[0] as usize;
+        if theta.shape() != [n, sr, sr + 1] {
+            bail!(
+                "theta must be [{n}, {sr}, {}], got {:?}",
+                sr + 1,
+                theta.shape()
+            );
+        }
+        let sp: Vec<usize> = size[2..].iter().map(|&d| d as usize).collect();
+        let total = sp
+            .iter()
+            .try_fold(n.saturating_mul(sr), |a, &b| a.checked_mul(b))
+            .filter(|&t| t <= 1 << 31)
+            .ok_or_else(|| KernelError::new("grid is too large"))?;
+        let tv = theta
+            .to_f64_vec()
+            .ok_or_else(|| KernelError::new("theta must be numeric"))?;
+        // lines per spatial dim, in (D,) H, W order
+        let lines: Vec<Vec<f64>> = sp.iter().map(|&l| grid_line(l, align)).collect();
+        let on: usize = sp.iter().product();
+        let mut out = Vec::with_capacity(total);
+        for b in 0..n {
+            let t = &tv[b * sr * (sr + 1)..(b + 1) * sr * (sr + 1)];
+            let mut idx = vec![0usize; sr];
+            for _ in 0..on {
+                // point (x, y[, z]) with x along the last spatial dim
+                let mut p: Vec<f64> = (0..sr)
+                    .map(|k| lines[sr - 1 - k][idx[sr - 1 - k]])
+                    .collect();
+                p.push(1.0);
+                for row in 0..sr {
+                    let r = &t[row * (sr + 1)..(row + 1) * (sr + 1)];
+                    out.push(r.iter().zip(&p).map(|(a, b)| a * b).sum());
+                }
+                for d in (0..sr).rev() {
+                    idx[d] += 1;
+                    if idx[d] < sp[d] {
+                        break;
+                    }
+                    idx[d] = 0;
+                }
+            }
+        }
+        let mut shape = vec![n];
+        shape.extend(&sp);
+        shape.push(sr);
+        Ok(vec![Value::Tensor(from_f64(theta.dtype(), &shape, out)?)])
     }))
 }

@@ -338,6 +338,402 @@ pub fn string_normalizer(info: &NodeInfo) -> Result<Kernel, KernelError> {
     }))
 }
 
+// ---------------------------------------------------------------------------
+// RegexFullMatch: a small backtracking engine for the common RE2 subset
+// (literals, ., classes, \d \w \s \b and negations, groups, alternation,
+// greedy/lazy quantifiers, anchors). Unsupported syntax is an error.
+
+#[derive(Clone, Debug)]
+enum ClassItem {
+    Range(char, char),
+    Digit(bool),
+    Word(bool),
+    Space(bool),
+}
+
+#[derive(Clone, Debug)]
+enum Re {
+    Char(char),
+    Any,
+    Class(Vec<ClassItem>, bool),
+    Start,
+    End,
+    WordBoundary(bool),
+    Concat(Vec<Re>),
+    Alt(Vec<Re>),
+    Repeat(Box<Re>, usize, Option<usize>),
+}
+
+struct ReParser<'a> {
+    s: &'a [char],
+    i: usize,
+}
+
+fn is_word(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+impl ReParser<'_> {
+    fn peek(&self) -> Option<char> {
+        self.s.get(self.i).copied()
+    }
+
+    fn alt(&mut self, depth: usize) -> Result<Re, KernelError> {
+        if depth > 200 {
+            bail!("regex nests too deeply");
+        }
+        let mut alts = vec![self.concat(depth)?];
+        while self.peek() == Some('|') {
+            self.i += 1;
+            alts.push(self.concat(depth)?);
+        }
+        Ok(if alts.len() == 1 {
+            alts.remove(0)
+        } else {
+            Re::Alt(alts)
+        })
+    }
+
+    fn concat(&mut self, depth: usize) -> Result<Re, KernelError> {
+        let mut items = vec![];
+        while let Some(c) = self.peek() {
+            if c == '|' || c == ')' {
+                break;
+            }
+            let atom = self.atom(depth)?;
+            items.push(self.quantified(atom)?);
+        }
+        Ok(Re::Concat(items))
+    }
+
+    fn number(&mut self) -> Option<usize> {
+        let start = self.i;
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.i += 1;
+        }
+        let t: String = self.s[start..self.i].iter().collect();
+        t.parse().ok()
+    }
+
+    fn quantified(&mut self, atom: Re) -> Result<Re, KernelError> {
+        let (min, max) = match self.peek() {
+            Some('*') => (0, None),
+            Some('+') => (1, None),
+            Some('?') => (0, Some(1)),
+            Some('{') => {
+                let save = self.i;
+                self.i += 1;
+                let Some(lo) = self.number() else {
+                    // a literal '{'
+                    self.i = save;
+                    return Ok(atom);
+                };
+                let hi = if self.peek() == Some(',') {
+                    self.i += 1;
+                    self.number()
+                } else {
+                    Some(lo)
+                };
+                if self.peek() != Some('}') {
+                    bail!("bad repetition in regex");
+                }
+                if hi.is_some_and(|h| h < lo) || lo > 1000 || hi.is_some_and(|h| h > 1000) {
+                    bail!("bad repetition bounds in regex");
+                }
+                (lo, hi)
+            }
+            _ => return Ok(atom),
+        };
+        self.i += 1;
+        if self.peek() == Some('?') {
+            self.i += 1; // lazy: same answer for a full match
+        }
+        if matches!(self.peek(), Some('*' | '+')) {
+            bail!("nested quantifiers in regex");
+        }
+        Ok(Re::Repeat(Box::new(atom), min, max))
+    }
+
+    fn escape(&mut self) -> Result<Result<ClassItem, char>, KernelError> {
+        let Some(c) = self.peek() else {
+            bail!("regex ends with a backslash");
+        };
+        self.i += 1;
+        Ok(match c {
+            'd' => Ok(ClassItem::Digit(true)),
+            'D' => Ok(ClassItem::Digit(false)),
+            'w' => Ok(ClassItem::Word(true)),
+            'W' => Ok(ClassItem::Word(false)),
+            's' => Ok(ClassItem::Space(true)),
+            'S' => Ok(ClassItem::Space(false)),
+            'n' => Err('\n'),
+            't' => Err('\t'),
+            'r' => Err('\r'),
+            'f' => Err('\x0c'),
+            'v' => Err('\x0b'),
+            c if c.is_ascii_alphanumeric() => bail!("unsupported regex escape \\{c}"),
+            c => Err(c),
+        })
+    }
+
+    fn atom(&mut self, depth: usize) -> Result<Re, KernelError> {
+        let Some(c) = self.peek() else {
+            bail!("unexpected end of regex");
+        };
+        self.i += 1;
+        Ok(match c {
+            '.' => Re::Any,
+            '^' => Re::Start,
+            '$' => Re::End,
+            '(' => {
+                if self.peek() == Some('?') {
+                    if self.s.get(self.i + 1) == Some(&':') {
+                        self.i += 2;
+                    } else {
+                        bail!("unsupported group syntax in regex");
+                    }
+                }
+                let inner = self.alt(depth + 1)?;
+                if self.peek() != Some(')') {
+                    bail!("missing ')' in regex");
+                }
+                self.i += 1;
+                inner
+            }
+            '[' => self.class()?,
+            '\\' => match self.peek() {
+                Some('b') => {
+                    self.i += 1;
+                    Re::WordBoundary(true)
+                }
+                Some('B') => {
+                    self.i += 1;
+                    Re::WordBoundary(false)
+                }
+                _ => match self.escape()? {
+                    Ok(item) => Re::Class(vec![item], false),
+                    Err(ch) => Re::Char(ch),
+                },
+            },
+            '*' | '+' | '?' => bail!("quantifier without operand in regex"),
+            c => Re::Char(c),
+        })
+    }
+
+    fn class(&mut self) -> Result<Re, KernelError> {
+        let neg = self.peek() == Some('^');
+        if neg {
+            self.i += 1;
+        }
+        let mut items = vec![];
+        let mut first = true;
+        loop {
+            let Some(c) = self.peek() else {
+                bail!("missing ']' in regex");
+            };
+            if c == ']' && !first {
+                self.i += 1;
+                break;
+            }
+            first = false;
+            self.i += 1;
+            let lo = if c == '\\' {
+                match self.escape()? {
+                    Ok(item) => {
+                        items.push(item);
+                        continue;
+                    }
+                    Err(ch) => ch,
+                }
+            } else {
+                c
+            };
+            if self.peek() == Some('-') && self.s.get(self.i + 1).is_some_and(|&n| n != ']') {
+                self.i += 1;
+                let Some(mut hi) = self.peek() else {
+                    bail!("missing ']' in regex");
+                };
+                self.i += 1;
+                if hi == '\\' {
+                    match self.escape()? {
+                        Err(ch) => hi = ch,
+                        Ok(_) => bail!("bad class range in regex"),
+                    }
+                }
+                if hi < lo {
+                    bail!("bad class range {lo}-{hi} in regex");
+                }
+                items.push(ClassItem::Range(lo, hi));
+            } else {
+                items.push(ClassItem::Range(lo, lo));
+            }
+        }
+        Ok(Re::Class(items, neg))
+    }
+}
+
+fn class_has(items: &[ClassItem], c: char) -> bool {
+    items.iter().any(|it| match *it {
+        ClassItem::Range(a, b) => a <= c && c <= b,
+        ClassItem::Digit(p) => c.is_ascii_digit() == p,
+        ClassItem::Word(p) => is_word(c) == p,
+        ClassItem::Space(p) => matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c') == p,
+    })
+}
+
+struct Matcher<'a> {
+    s: &'a [char],
+    steps: u64,
+}
+
+const MAX_STEPS: u64 = 50_000_000;
+
+impl Matcher<'_> {
+    /// Matches `res[0..]` at `pos`, then `k`.
+    fn seq(
+        &mut self,
+        res: &[&Re],
+        pos: usize,
+        k: &mut dyn FnMut(&mut Self, usize) -> Result<bool, KernelError>,
+    ) -> Result<bool, KernelError> {
+        let Some((first, rest)) = res.split_first() else {
+            return k(self, pos);
+        };
+        self.m(first, pos, &mut |me, p| me.seq(rest, p, k))
+    }
+
+    fn m(
+        &mut self,
+        re: &Re,
+        pos: usize,
+        k: &mut dyn FnMut(&mut Self, usize) -> Result<bool, KernelError>,
+    ) -> Result<bool, KernelError> {
+        self.steps += 1;
+        if self.steps > MAX_STEPS {
+            bail!("regex matching takes too long");
+        }
+        let s = self.s;
+        match re {
+            Re::Char(c) => {
+                if s.get(pos) == Some(c) {
+                    k(self, pos + 1)
+                } else {
+                    Ok(false)
+                }
+            }
+            Re::Any => match s.get(pos) {
+                Some(&c) if c != '\n' => k(self, pos + 1),
+                _ => Ok(false),
+            },
+            Re::Class(items, neg) => match s.get(pos) {
+                Some(&c) if class_has(items, c) != *neg => k(self, pos + 1),
+                _ => Ok(false),
+            },
+            Re::Start => {
+                if pos == 0 {
+                    k(self, pos)
+                } else {
+                    Ok(false)
+                }
+            }
+            Re::End => {
+                if pos == s.len() {
+                    k(self, pos)
+                } else {
+                    Ok(false)
+                }
+            }
+            Re::WordBoundary(want) => {
+                let before = pos > 0 && is_word(s[pos - 1]);
+                let after = pos < s.len() && is_word(s[pos]);
+                if (before != after) == *want {
+                    k(self, pos)
+                } else {
+                    Ok(false)
+                }
+            }
+            Re::Concat(items) => {
+                let refs: Vec<&Re> = items.iter().collect();
+                self.seq(&refs, pos, k)
+            }
+            Re::Alt(alts) => {
+                for a in alts {
+                    if self.m(a, pos, k)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            Re::Repeat(inner, min, max) => self.rep(inner, *min, *max, 0, pos, k),
+        }
+    }
+
+    fn rep(
+        &mut self,
+        inner: &Re,
+        min: usize,
+        max: Option<usize>,
+        count: usize,
+        pos: usize,
+        k: &mut dyn FnMut(&mut Self, usize) -> Result<bool, KernelError>,
+    ) -> Result<bool, KernelError> {
+        if max.is_none_or(|m| count < m) {
+            let more = self.m(inner, pos, &mut |me, p| {
+                if p == pos && count >= min {
+                    return Ok(false); // an empty iteration adds nothing
+                }
+                me.rep(inner, min, max, count + 1, p, k)
+            })?;
+            if more {
+                return Ok(true);
+            }
+        }
+        if count >= min {
+            return k(self, pos);
+        }
+        Ok(false)
+    }
+}
+
+fn parse_regex(pattern: &str) -> Result<Re, KernelError> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut p = ReParser { s: &chars, i: 0 };
+    let re = p.alt(0)?;
+    if p.i != chars.len() {
+        bail!("unbalanced ')' in regex {pattern:?}");
+    }
+    Ok(re)
+}
+
+fn full_match(re: &Re, text: &str) -> Result<bool, KernelError> {
+    let chars: Vec<char> = text.chars().collect();
+    let n = chars.len();
+    let mut m = Matcher {
+        s: &chars,
+        steps: 0,
+    };
+    m.m(re, 0, &mut |_, p| Ok(p == n))
+}
+
+pub fn regex_full_match(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let pattern = info
+        .attrs
+        .string("pattern")
+        .ok_or_else(|| KernelError::new("RegexFullMatch needs the 'pattern' attribute"))?;
+    let re = parse_regex(&pattern)?;
+    Ok(Box::new(move |_, ins| {
+        let x = tensor_in(ins, 0)?;
+        let Some(vals) = x.string_values() else {
+            bail!("X must be a string tensor, got {}", x.dtype());
+        };
+        let out: Vec<bool> = vals
+            .iter()
+            .map(|v| full_match(&re, v))
+            .collect::<Result<_, _>>()?;
+        Ok(vec![Value::Tensor(Tensor::from_vec(x.shape(), out)?)])
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,5 +751,29 @@ mod tests {
     fn type_check() {
         assert!(check_type(DataType::Float, &Tensor::scalar(1.0f32)).is_ok());
         assert!(check_type(DataType::Float, &Tensor::scalar(1i64)).is_err());
+    }
+
+    #[test]
+    fn regex_full_match_cases() {
+        let m = |p: &str, t: &str| full_match(&parse_regex(p).unwrap(), t).unwrap();
+        assert!(m(r"www\.[\w.-]+\.\bcom\b", "www.example.com"));
+        assert!(!m(r"www\.[\w.-]+\.\bcom\b", "www.example.co"));
+        assert!(m(
+            r"(\W|^)[\w.\-]{0,25}@(yahoo|gmail)\.com(\W|$)",
+            "john.doe@gmail.com"
+        ));
+        assert!(!m(
+            r"(\W|^)[\w.\-]{0,25}@(yahoo|gmail)\.com(\W|$)",
+            "a@hotmail.com"
+        ));
+        assert!(m("a*b?", ""));
+        assert!(m("(a|ab)(c|bcd)", "abcd"));
+        assert!(!m("abc", "abcd"));
+        assert!(m("[^0-9]+", "abc"));
+        assert!(!m("[^0-9]+", "a1c"));
+        assert!(m("(a*)*b", "aaab"));
+        assert!(parse_regex("a(").is_err());
+        assert!(parse_regex("a)").is_err());
+        assert!(parse_regex("*a").is_err());
     }
 }

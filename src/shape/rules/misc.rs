@@ -238,3 +238,30 @@ pub fn grid_sample(cx: &mut InferCtx) -> Result<(), ShapeError> {
     cx.set_tensor(0, elem, Some(out));
     Ok(())
 }
+
+pub fn affine_grid(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let shape = match cx.value(1) {
+        Some(v) if v.values.len() == 4 || v.values.len() == 5 => {
+            let vals = v.values.clone();
+            let mut s: Vec<Dim> = vec![Some(vals[0].clone())];
+            s.extend(vals[2..].iter().cloned().map(Some));
+            s.push(Some(Expr::int(vals.len() as i64 - 2)));
+            Some(s)
+        }
+        _ => match cx
+            .shape(1)
+            .and_then(|s| s.first().cloned().flatten())
+            .and_then(|e| e.as_int())
+        {
+            Some(n @ (4 | 5)) => {
+                let mut s: Vec<Dim> = vec![None; n as usize - 1];
+                s.push(Some(Expr::int(n - 2)));
+                Some(s)
+            }
+            _ => None,
+        },
+    };
+    cx.set_tensor(0, elem, shape);
+    Ok(())
+}
