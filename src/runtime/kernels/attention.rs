@@ -203,10 +203,16 @@ impl Mask {
             }
         }
         if dims[3] > total {
-            bail!("Attention: attn_mask last dimension {} exceeds the total sequence length {total}", dims[3]);
+            bail!(
+                "Attention: attn_mask last dimension {} exceeds the total sequence length {total}",
+                dims[3]
+            );
         }
         let bias = match t {
-            Tensor::Bool(a) => a.iter().map(|&x| if x { Some(0.0) } else { None }).collect(),
+            Tensor::Bool(a) => a
+                .iter()
+                .map(|&x| if x { Some(0.0) } else { None })
+                .collect(),
             _ => to_f64s(t, "attn_mask")?.into_iter().map(Some).collect(),
         };
         Ok(Mask { dims, bias })
@@ -261,7 +267,11 @@ pub fn attention(info: &NodeInfo) -> Result<Kernel, KernelError> {
             );
         }
         if k.h == 0 || q.h % k.h != 0 {
-            bail!("Attention: q_num_heads {} is not a multiple of kv_num_heads {}", q.h, k.h);
+            bail!(
+                "Attention: q_num_heads {} is not a multiple of kv_num_heads {}",
+                q.h,
+                k.h
+            );
         }
         let group = q.h / k.h;
         let past_k = opt_tensor_in(ins, 4)?;
@@ -272,7 +282,8 @@ pub fn attention(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 if pk.rank() != 4 || pv.rank() != 4 {
                     bail!("Attention: past_key and past_value must be 4-D");
                 }
-                let pkh = Heads::from_tensor(to_f64s(pk, "past_key")?, pk.shape(), None, "past_key")?;
+                let pkh =
+                    Heads::from_tensor(to_f64s(pk, "past_key")?, pk.shape(), None, "past_key")?;
                 let pvh =
                     Heads::from_tensor(to_f64s(pv, "past_value")?, pv.shape(), None, "past_value")?;
                 past_len = Some(pkh.s);
@@ -287,7 +298,11 @@ pub fn attention(info: &NodeInfo) -> Result<Kernel, KernelError> {
             Some(t) => {
                 let n = t.to_i64_vec()?;
                 if n.len() != q.b {
-                    bail!("Attention: nonpad_kv_seqlen must have {} elements, got {}", q.b, n.len());
+                    bail!(
+                        "Attention: nonpad_kv_seqlen must have {} elements, got {}",
+                        q.b,
+                        n.len()
+                    );
                 }
                 Some(n)
             }
@@ -443,7 +458,11 @@ pub fn flex_attention(info: &NodeInfo) -> Result<Kernel, KernelError> {
             );
         }
         if k.h == 0 || q.h % k.h != 0 {
-            bail!("FlexAttention: {} query heads is not a multiple of {} kv heads", q.h, k.h);
+            bail!(
+                "FlexAttention: {} query heads is not a multiple of {} kv heads",
+                q.h,
+                k.h
+            );
         }
         let group = q.h / k.h;
         let sp = match prec {
@@ -527,7 +546,10 @@ pub fn flex_attention(info: &NodeInfo) -> Result<Kernel, KernelError> {
 
 pub fn rotary_embedding(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let interleaved = info.attrs.int_or("interleaved", 0) != 0;
-    let num_heads = info.attrs.int("num_heads").and_then(|x| usize::try_from(x).ok());
+    let num_heads = info
+        .attrs
+        .int("num_heads")
+        .and_then(|x| usize::try_from(x).ok());
     let rot_attr = info.attrs.int_or("rotary_embedding_dim", 0);
     if rot_attr < 0 {
         bail!("RotaryEmbedding: rotary_embedding_dim must be >= 0, got {rot_attr}");
@@ -537,7 +559,11 @@ pub fn rotary_embedding(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let (ct, cv) = float_vals(ins, 1, "RotaryEmbedding")?;
         let (st, sv) = float_vals(ins, 2, "RotaryEmbedding")?;
         if ct.shape() != st.shape() {
-            bail!("RotaryEmbedding: cos_cache {:?} and sin_cache {:?} differ", ct.shape(), st.shape());
+            bail!(
+                "RotaryEmbedding: cos_cache {:?} and sin_cache {:?} differ",
+                ct.shape(),
+                st.shape()
+            );
         }
         // (B, S, H, D) view of X through index arithmetic.
         let sh = xt.shape();
@@ -549,7 +575,10 @@ pub fn rotary_embedding(info: &NodeInfo) -> Result<Kernel, KernelError> {
                     _ => bail!("RotaryEmbedding: 3-D input needs a positive num_heads"),
                 };
                 if sh[2] % h != 0 {
-                    bail!("RotaryEmbedding: hidden size {} is not a multiple of {h}", sh[2]);
+                    bail!(
+                        "RotaryEmbedding: hidden size {} is not a multiple of {h}",
+                        sh[2]
+                    );
                 }
                 (sh[0], sh[1], h, sh[2] / h, false)
             }
@@ -568,7 +597,10 @@ pub fn rotary_embedding(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let pos = match opt_tensor_in(ins, 3)? {
             Some(p) => {
                 if p.shape() != [b, s] {
-                    bail!("RotaryEmbedding: position_ids must have shape [{b}, {s}], got {:?}", p.shape());
+                    bail!(
+                        "RotaryEmbedding: position_ids must have shape [{b}, {s}], got {:?}",
+                        p.shape()
+                    );
                 }
                 if cs.len() != 2 {
                     bail!("RotaryEmbedding: caches must be 2-D with position_ids");
@@ -578,7 +610,10 @@ pub fn rotary_embedding(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 for id in ids {
                     match usize::try_from(id) {
                         Ok(r) if r < cs[0] => rows.push(r),
-                        _ => bail!("RotaryEmbedding: position id {id} out of range [0, {})", cs[0]),
+                        _ => bail!(
+                            "RotaryEmbedding: position id {id} out of range [0, {})",
+                            cs[0]
+                        ),
                     }
                 }
                 rows
@@ -640,7 +675,10 @@ pub fn rms_normalization(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let (xt, mut v) = float_vals(ins, 0, "RMSNormalization")?;
         let st = tensor_in(ins, 1)?;
         if !is_float(st.dtype()) {
-            bail!("RMSNormalization: scale must be a float tensor, got {}", st.dtype());
+            bail!(
+                "RMSNormalization: scale must be a float tensor, got {}",
+                st.dtype()
+            );
         }
         let sh = xt.shape().to_vec();
         let a = norm_axis(axis, sh.len())?;
@@ -692,7 +730,9 @@ pub fn linear_attention(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let hkv = info.attrs.int("kv_num_heads");
     let (hq, hkv) = match (hq, hkv) {
         (Some(a), Some(b)) if a > 0 && b > 0 && a % b == 0 => (a as usize, b as usize),
-        _ => bail!("LinearAttention: q_num_heads and kv_num_heads must be positive, q a multiple of kv"),
+        _ => bail!(
+            "LinearAttention: q_num_heads and kv_num_heads must be positive, q a multiple of kv"
+        ),
     };
     let scale_attr = info.attrs.float_or("scale", 0.0) as f64;
     let rule = info.attrs.string_or("update_rule", "gated_delta");
@@ -709,7 +749,10 @@ pub fn linear_attention(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let (vt, vv) = float_vals(ins, 2, "LinearAttention")?;
         for t in [qt, kt, vt] {
             if t.rank() != 3 {
-                bail!("LinearAttention: query, key and value must be 3-D, got {:?}", t.shape());
+                bail!(
+                    "LinearAttention: query, key and value must be 3-D, got {:?}",
+                    t.shape()
+                );
             }
         }
         let (b, tl) = (qt.shape()[0], qt.shape()[1]);
@@ -735,7 +778,10 @@ pub fn linear_attention(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let (mut state, st_dtype) = match opt_tensor_in(ins, 3)? {
             Some(p) => {
                 if p.shape() != sdims {
-                    bail!("LinearAttention: past_state must have shape {sdims:?}, got {:?}", p.shape());
+                    bail!(
+                        "LinearAttention: past_state must have shape {sdims:?}, got {:?}",
+                        p.shape()
+                    );
                 }
                 if !is_float(p.dtype()) {
                     bail!("LinearAttention: past_state must be float");
@@ -840,17 +886,26 @@ pub fn causal_conv_with_state(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let (xt, xv) = float_vals(ins, 0, "CausalConvWithState")?;
         let (wt, wv) = float_vals(ins, 1, "CausalConvWithState")?;
         if xt.rank() != 3 {
-            bail!("CausalConvWithState: input must be 3-D, got {:?}", xt.shape());
+            bail!(
+                "CausalConvWithState: input must be 3-D, got {:?}",
+                xt.shape()
+            );
         }
         let (b, c, l) = (xt.shape()[0], xt.shape()[1], xt.shape()[2]);
         if wt.rank() != 3 || wt.shape()[0] != c || wt.shape()[1] != 1 || wt.shape()[2] == 0 {
-            bail!("CausalConvWithState: weight must have shape [{c}, 1, k>=1], got {:?}", wt.shape());
+            bail!(
+                "CausalConvWithState: weight must have shape [{c}, 1, k>=1], got {:?}",
+                wt.shape()
+            );
         }
         let k = wt.shape()[2];
         let bias = match opt_tensor_in(ins, 2)? {
             Some(t) => {
                 if t.shape() != [c] {
-                    bail!("CausalConvWithState: bias must have shape [{c}], got {:?}", t.shape());
+                    bail!(
+                        "CausalConvWithState: bias must have shape [{c}], got {:?}",
+                        t.shape()
+                    );
                 }
                 to_f64s(t, "bias")?
             }
@@ -859,7 +914,11 @@ pub fn causal_conv_with_state(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let past = match opt_tensor_in(ins, 3)? {
             Some(t) => {
                 if t.shape() != [b, c, k - 1] {
-                    bail!("CausalConvWithState: past_state must have shape [{b}, {c}, {}], got {:?}", k - 1, t.shape());
+                    bail!(
+                        "CausalConvWithState: past_state must have shape [{b}, {c}, {}], got {:?}",
+                        k - 1,
+                        t.shape()
+                    );
                 }
                 to_f64s(t, "past_state")?
             }
@@ -926,13 +985,19 @@ pub fn tensor_scatter(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let past = tensor_in(ins, 0)?;
         let upd = tensor_in(ins, 1)?;
         if past.dtype() != upd.dtype() {
-            bail!("TensorScatter: past_cache is {} but update is {}", past.dtype(), upd.dtype());
+            bail!(
+                "TensorScatter: past_cache is {} but update is {}",
+                past.dtype(),
+                upd.dtype()
+            );
         }
         let ps = past.shape();
         let us = upd.shape();
         let r = ps.len();
         if r < 2 || us.len() != r {
-            bail!("TensorScatter: past_cache {ps:?} and update {us:?} must have the same rank >= 2");
+            bail!(
+                "TensorScatter: past_cache {ps:?} and update {us:?} must have the same rank >= 2"
+            );
         }
         let a = norm_axis(axis, r)?;
         if a == 0 {
@@ -940,7 +1005,9 @@ pub fn tensor_scatter(info: &NodeInfo) -> Result<Kernel, KernelError> {
         }
         for i in 0..r {
             if i != a && ps[i] != us[i] {
-                bail!("TensorScatter: update {us:?} differs from past_cache {ps:?} outside the axis");
+                bail!(
+                    "TensorScatter: update {us:?} differs from past_cache {ps:?} outside the axis"
+                );
             }
         }
         let (m, sl) = (ps[a], us[a]);
@@ -952,7 +1019,10 @@ pub fn tensor_scatter(info: &NodeInfo) -> Result<Kernel, KernelError> {
             Some(t) => {
                 let v = t.to_i64_vec()?;
                 if v.len() != b {
-                    bail!("TensorScatter: write_indices must have {b} elements, got {}", v.len());
+                    bail!(
+                        "TensorScatter: write_indices must have {b} elements, got {}",
+                        v.len()
+                    );
                 }
                 v
             }
@@ -960,10 +1030,10 @@ pub fn tensor_scatter(info: &NodeInfo) -> Result<Kernel, KernelError> {
         };
         let inner: usize = ps[a + 1..].iter().product();
         let outer: usize = ps[..a].iter().product();
-        let per_batch = if b == 0 { 1 } else { outer / b };
+        let per_batch = outer.checked_div(b).unwrap_or(1).max(1);
         let mut moves = Vec::new();
         for o in 0..outer {
-            let bi = o / per_batch.max(1);
+            let bi = o / per_batch;
             for s in 0..sl {
                 let w = wi[bi].saturating_add(s as i64);
                 let w = if circular {

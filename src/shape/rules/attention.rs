@@ -174,11 +174,7 @@ pub fn linear_attention(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let y = vec![dim(cx, 0, 0), dim(cx, 0, 1), mul(&hq, &dv)];
     cx.set_tensor(0, qe, Some(y));
     if cx.num_outputs() > 1 {
-        let se = if cx.has_input(3) {
-            cx.elem_req(3)?
-        } else {
-            qe
-        };
+        let se = if cx.has_input(3) { cx.elem_req(3)? } else { qe };
         cx.set_tensor(1, se, Some(vec![dim(cx, 0, 0), hkv, dk, dv]));
     }
     Ok(())
