@@ -293,6 +293,13 @@ pub fn attention(info: &NodeInfo) -> Result<Kernel, KernelError> {
             (None, None) => {}
             _ => bail!("Attention: past_key and past_value must be given together"),
         }
+        if k.s != v.s {
+            bail!(
+                "Attention: key length {} differs from value length {}",
+                k.s,
+                v.s
+            );
+        }
         let total = k.s;
         let nonpad = match opt_tensor_in(ins, 6)? {
             Some(t) => {
@@ -973,6 +980,47 @@ fn scatter_copy<T: Clone>(
     Ok(ArrayD::from_shape_vec(IxDyn(past.shape()), out)?)
 }
 
+/// (destination, source) flat index pairs of a TensorScatter: the cache has
+/// shape `ps`, the update has `sl` entries along axis `a`.
+fn scatter_moves(
+    ps: &[usize],
+    sl: usize,
+    a: usize,
+    wi: &[i64],
+    circular: bool,
+) -> Result<Vec<(usize, usize)>, KernelError> {
+    let m = ps[a];
+    let b = ps[0];
+    let inner: usize = ps[a + 1..].iter().product();
+    let outer: usize = ps[..a].iter().product();
+    let per_batch = outer.checked_div(b).unwrap_or(1).max(1);
+    let mut moves = Vec::new();
+    for o in 0..outer {
+        let bi = o / per_batch;
+        for s in 0..sl {
+            let w0 = *wi
+                .get(bi)
+                .ok_or_else(|| KernelError::new("TensorScatter: missing write index"))?;
+            let w = w0.saturating_add(s as i64);
+            let w = if circular {
+                if m == 0 {
+                    bail!("TensorScatter: circular write into an empty cache");
+                }
+                w.rem_euclid(m as i64) as usize
+            } else {
+                match usize::try_from(w) {
+                    Ok(x) if x < m => x,
+                    _ => bail!("TensorScatter: write index {w} out of range [0, {m})"),
+                }
+            };
+            for e in 0..inner {
+                moves.push(((o * m + w) * inner + e, (o * sl + s) * inner + e));
+            }
+        }
+    }
+    Ok(moves)
+}
+
 pub fn tensor_scatter(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let axis = info.attrs.int_or("axis", -2);
     let mode = info.attrs.string_or("mode", "linear");
@@ -1028,30 +1076,7 @@ pub fn tensor_scatter(info: &NodeInfo) -> Result<Kernel, KernelError> {
             }
             None => vec![0; b],
         };
-        let inner: usize = ps[a + 1..].iter().product();
-        let outer: usize = ps[..a].iter().product();
-        let per_batch = outer.checked_div(b).unwrap_or(1).max(1);
-        let mut moves = Vec::new();
-        for o in 0..outer {
-            let bi = o / per_batch;
-            for s in 0..sl {
-                let w = wi[bi].saturating_add(s as i64);
-                let w = if circular {
-                    if m == 0 {
-                        bail!("TensorScatter: circular write into an empty cache");
-                    }
-                    w.rem_euclid(m as i64) as usize
-                } else {
-                    match usize::try_from(w) {
-                        Ok(x) if x < m => x,
-                        _ => bail!("TensorScatter: write index {w} out of range [0, {m})"),
-                    }
-                };
-                for e in 0..inner {
-                    moves.push(((o * m + w) * inner + e, (o * sl + s) * inner + e));
-                }
-            }
-        }
+        let moves = scatter_moves(ps, sl, a, &wi, circular)?;
         macro_rules! pair {
             ($($v:ident),*) => {
                 match (past, upd) {
@@ -1091,6 +1116,16 @@ mod tests {
         // (b=0, s=1, head 1) starts at packed offset 1*4 + 2 = 6.
         assert_eq!(h.at(0, 1, 1), &[6.0, 7.0]);
         assert_eq!(h.to_packed(), v);
+    }
+
+    #[test]
+    fn scatter_moves_linear_and_circular() {
+        // cache (2, 4, 1), update length 2 along axis 1
+        let lin = scatter_moves(&[2, 4, 1], 2, 1, &[1, 2], false).unwrap();
+        assert_eq!(lin, vec![(1, 0), (2, 1), (6, 2), (7, 3)]);
+        assert!(scatter_moves(&[2, 4, 1], 2, 1, &[1, 3], false).is_err());
+        let circ = scatter_moves(&[2, 4, 1], 2, 1, &[1, 3], true).unwrap();
+        assert_eq!(circ, vec![(1, 0), (2, 1), (7, 2), (4, 3)]);
     }
 
     #[test]
