@@ -6,6 +6,7 @@
 //! context. Adding an operator is adding one entry to its family's table and
 //! the functions it names.
 
+mod attention;
 mod attrs;
 mod control;
 mod elementwise;

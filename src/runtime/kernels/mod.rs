@@ -1,6 +1,7 @@
 //! Kernels, one file per operator family, and the helpers they share
 //! (numpy broadcasting, axis normalisation, typed dispatch).
 
+pub mod attention;
 pub mod cast;
 pub mod control;
 pub mod conv;

@@ -1,5 +1,6 @@
 //! Shape rules, one file per operator family, and the helpers they share.
 
+pub mod attention;
 pub mod control;
 pub mod elementwise;
 pub mod linalg;
