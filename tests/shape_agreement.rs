@@ -86,7 +86,22 @@ fn inferred_shapes_agree_with_runtime_shapes() {
         for row in shape::check_shapes(&report, &bindings, &produced) {
             match row.status {
                 CheckStatus::Ok => ok += 1,
-                CheckStatus::Unknown => unknown += 1,
+                CheckStatus::Unknown => {
+                    unknown += 1;
+                    if std::env::var_os("SHOW_UNKNOWN").is_some() {
+                        let op = graph
+                            .node
+                            .iter()
+                            .find(|n| n.output.contains(&row.name))
+                            .map(|n| n.op_type().to_string())
+                            .unwrap_or_default();
+                        eprintln!(
+                            "unknown {op} {}: '{}'",
+                            case.file_name().unwrap_or_default().to_string_lossy(),
+                            row.name
+                        );
+                    }
+                }
                 CheckStatus::Mismatch => mismatches.push(format!(
                     "{}: '{}' runtime {:?}, inferred {}, resolved {:?}",
                     case.file_name().unwrap_or_default().to_string_lossy(),
