@@ -188,10 +188,11 @@ pub struct ScriptCommand {
 /// Splits a script into commands: one per line, `#` comments removed, and
 /// a command with unbalanced brackets continues on the next lines.
 pub fn split_script(text: &str) -> Vec<ScriptCommand> {
+    let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut start = 0;
-    for (i, raw) in text.lines().enumerate() {
+    for (i, raw) in lines.iter().enumerate() {
         if cur.is_empty() {
             let l = lex::strip_comment(raw).trim();
             if l.is_empty() {
@@ -203,7 +204,7 @@ pub fn split_script(text: &str) -> Vec<ScriptCommand> {
             cur.push('\n');
             cur.push_str(raw);
         }
-        if !lex::is_incomplete(&cur) {
+        if !lex::is_incomplete(&cur) && !continues_with_function(&cur, &lines[i + 1..]) {
             out.push(ScriptCommand {
                 line: start,
                 text: std::mem::take(&mut cur),
@@ -217,6 +218,18 @@ pub fn split_script(text: &str) -> Vec<ScriptCommand> {
         });
     }
     out
+}
+
+/// A `parse` command goes on when the next non-blank line starts a
+/// function (`<domain: ...>` header) of the same model text.
+fn continues_with_function(cur: &str, rest: &[&str]) -> bool {
+    let is_parse = cur.trim_start().starts_with("parse");
+    is_parse
+        && rest
+            .iter()
+            .map(|l| lex::strip_comment(l).trim())
+            .find(|l| !l.is_empty())
+            .is_some_and(|l| l.starts_with('<'))
 }
 
 /// Splits `-c` text at top-level `;` and newlines (brackets kept whole).

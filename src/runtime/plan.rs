@@ -173,8 +173,21 @@ impl Plan {
             .graph
             .as_ref()
             .ok_or_else(|| PlanError("the model has no graph".into()))?;
-        let opsets = opsets_of(&model.opset_import);
-        Plan::for_graph(graph, &opsets, false)
+        let mut opsets = opsets_of(&model.opset_import);
+        for f in &model.functions {
+            for o in &f.opset_import {
+                let d = if o.domain() == "ai.onnx" {
+                    ""
+                } else {
+                    o.domain()
+                };
+                opsets.entry(d.to_string()).or_insert(o.version());
+            }
+        }
+        match super::inline::expand_functions(model)? {
+            Some(expanded) => Plan::for_graph(&expanded, &opsets, false),
+            None => Plan::for_graph(graph, &opsets, false),
+        }
     }
 
     fn for_graph(graph: &GraphProto, opsets: &Opsets, nested: bool) -> Result<Plan, PlanError> {
