@@ -9,6 +9,7 @@
 mod attrs;
 mod control;
 mod elementwise;
+mod extra;
 mod linalg;
 mod manip;
 mod misc;

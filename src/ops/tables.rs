@@ -12,6 +12,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         super::control::TABLE,
         super::sequence::TABLE,
         super::misc::TABLE,
+        super::extra::TABLE,
     ]
     .into_iter()
     .flat_map(|t| t.iter())

@@ -2,6 +2,7 @@
 
 pub mod control;
 pub mod elementwise;
+pub mod extra;
 pub mod linalg;
 pub mod manip;
 pub mod misc;
