@@ -379,7 +379,7 @@ pub fn dynamic_quantize_linear(_: &NodeInfo) -> Result<Kernel, KernelError> {
                 if scale == 0.0 {
                     zp as u8
                 } else {
-                    (round_half_even(e / scale) + zp).clamp(0.0, 255.0) as u8
+                    (round_half_even(((e as f32) / (scale as f32)) as f64) + zp).clamp(0.0, 255.0) as u8
                 }
             })
             .collect();
@@ -413,32 +413,45 @@ pub fn max_unpool(info: &NodeInfo) -> Result<Kernel, KernelError> {
         if x.rank() != nsp + 2 {
             bail!("X must have rank {}, got {}", nsp + 2, x.rank());
         }
+        let mut default = x.shape()[..2].to_vec();
+        for i in 0..nsp {
+            let d = (x.shape()[i + 2] as i64 - 1) * strides_a[i] + ks[i] - pads[i] - pads[i + nsp];
+            default.push(dim_of(d, "output size")?);
+        }
         let out_shape: Vec<usize> = match opt_tensor_in(ins, 2)? {
             Some(_) => {
                 let s = ints_in(ins, 2)?;
                 s.iter().map(|&d| dim_of(d, "output_shape")).collect::<Result<_, _>>()?
             }
-            None => {
-                let mut s = x.shape()[..2].to_vec();
-                for i in 0..nsp {
-                    let d = (x.shape()[i + 2] as i64 - 1) * strides_a[i] + ks[i] - pads[i] - pads[i + nsp];
-                    s.push(dim_of(d, "output size")?);
-                }
-                s
-            }
+            None => default.clone(),
         };
         if out_shape.len() != x.rank() {
             bail!("output_shape must have {} values", x.rank());
         }
         let total = numel(&out_shape)?;
+        let dtotal = numel(&default)?;
+        let dst = strides(&default);
+        let ost = strides(&out_shape);
         let iv = idx.to_i64_vec()?;
         let xv = f64_of(x, "X")?;
         let mut out = vec![0.0; total];
         for (k, &i) in iv.iter().enumerate() {
-            if i < 0 || i as usize >= total {
-                bail!("index {i} is out of range for output of {total} elements");
+            if i < 0 || i as usize >= dtotal {
+                bail!("index {i} is out of range for the unpooled size {dtotal}");
             }
-            out[i as usize] = xv[k];
+            // Indices address the default unpooled shape; place each value
+            // at the same coordinates of the requested output shape.
+            let mut rem = i as usize;
+            let mut at = 0;
+            for a in 0..default.len() {
+                let c = rem / dst[a];
+                rem %= dst[a];
+                if c >= out_shape[a] {
+                    bail!("index {i} falls outside output_shape {out_shape:?}");
+                }
+                at += c * ost[a];
+            }
+            out[at] = xv[k];
         }
         one(num_from_f64(x.dtype(), &out_shape, out)?)
     }))
