@@ -2,7 +2,7 @@
 //! miscellaneous default-domain, ai.onnx.ml and training operators.
 
 use super::OpDef;
-use crate::runtime::kernels::{loss as kl, misc2 as km};
+use crate::runtime::kernels::{loss as kl, misc2 as km, signal as ks};
 use crate::shape::rules::extra as s;
 
 #[rustfmt::skip]
@@ -23,4 +23,10 @@ pub const TABLE: &[OpDef] = &[
     OpDef { domain: "ai.onnx.preview.training", op_type: "Adam", since: 1, shape: Some(s::optimizer), kernel: Some(km::adam) },
     OpDef { domain: "ai.onnx.ml", op_type: "Binarizer", since: 1, shape: Some(s::binarizer), kernel: Some(km::binarizer) },
     OpDef { domain: "ai.onnx.ml", op_type: "ArrayFeatureExtractor", since: 1, shape: Some(s::array_feature_extractor), kernel: Some(km::array_feature_extractor) },
+    OpDef { domain: "", op_type: "DFT", since: 1, shape: Some(s::dft), kernel: Some(ks::dft) },
+    OpDef { domain: "", op_type: "STFT", since: 1, shape: Some(s::stft), kernel: Some(ks::stft) },
+    OpDef { domain: "", op_type: "HannWindow", since: 1, shape: Some(s::window), kernel: Some(ks::hann_window) },
+    OpDef { domain: "", op_type: "HammingWindow", since: 1, shape: Some(s::window), kernel: Some(ks::hamming_window) },
+    OpDef { domain: "", op_type: "BlackmanWindow", since: 1, shape: Some(s::window), kernel: Some(ks::blackman_window) },
+    OpDef { domain: "", op_type: "MelWeightMatrix", since: 1, shape: Some(s::mel_weight_matrix), kernel: Some(ks::mel_weight_matrix) },
 ];

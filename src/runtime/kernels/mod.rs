@@ -14,6 +14,7 @@ pub mod misc2;
 pub mod nn;
 pub mod reduce;
 pub mod rnn;
+pub mod signal;
 pub mod sequence;
 
 use super::kernel::KernelError;
