@@ -2,7 +2,7 @@
 //! miscellaneous default-domain, ai.onnx.ml and training operators.
 
 use super::OpDef;
-use crate::runtime::kernels::{loss as kl, misc2 as km, signal as ks};
+use crate::runtime::kernels::{loss as kl, misc2 as km, signal as ks, strings as kt};
 use crate::shape::rules::extra as s;
 
 #[rustfmt::skip]
@@ -29,4 +29,9 @@ pub const TABLE: &[OpDef] = &[
     OpDef { domain: "", op_type: "HammingWindow", since: 1, shape: Some(s::window), kernel: Some(ks::hamming_window) },
     OpDef { domain: "", op_type: "BlackmanWindow", since: 1, shape: Some(s::window), kernel: Some(ks::blackman_window) },
     OpDef { domain: "", op_type: "MelWeightMatrix", since: 1, shape: Some(s::mel_weight_matrix), kernel: Some(ks::mel_weight_matrix) },
+    OpDef { domain: "", op_type: "StringConcat", since: 1, shape: Some(s::string_concat), kernel: Some(kt::string_concat) },
+    OpDef { domain: "", op_type: "StringSplit", since: 1, shape: Some(s::string_split), kernel: Some(kt::string_split) },
+    OpDef { domain: "", op_type: "RegexFullMatch", since: 1, shape: Some(s::regex_full_match), kernel: Some(kt::regex_full_match) },
+    OpDef { domain: "", op_type: "TfIdfVectorizer", since: 1, shape: Some(s::tfidf_vectorizer), kernel: Some(kt::tfidf_vectorizer) },
+    OpDef { domain: "ai.onnx.ml", op_type: "LabelEncoder", since: 1, shape: Some(s::label_encoder), kernel: Some(kt::label_encoder) },
 ];

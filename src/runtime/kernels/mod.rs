@@ -15,6 +15,7 @@ pub mod nn;
 pub mod reduce;
 pub mod rnn;
 pub mod signal;
+pub mod strings;
 pub mod sequence;
 
 use super::kernel::KernelError;
