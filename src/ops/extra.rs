@@ -34,4 +34,5 @@ pub const TABLE: &[OpDef] = &[
     OpDef { domain: "", op_type: "RegexFullMatch", since: 1, shape: Some(s::regex_full_match), kernel: Some(kt::regex_full_match) },
     OpDef { domain: "", op_type: "TfIdfVectorizer", since: 1, shape: Some(s::tfidf_vectorizer), kernel: Some(kt::tfidf_vectorizer) },
     OpDef { domain: "ai.onnx.ml", op_type: "LabelEncoder", since: 1, shape: Some(s::label_encoder), kernel: Some(kt::label_encoder) },
+    OpDef { domain: "", op_type: "DeformConv", since: 1, shape: Some(s::deform_conv), kernel: Some(km::deform_conv) },
 ];
