@@ -78,7 +78,10 @@ fn ignore_index(info: &NodeInfo) -> Option<i64> {
 }
 
 fn target_of(t: &Tensor) -> Result<Vec<i64>, KernelError> {
-    if !matches!(t.dtype(), crate::tensor::DataType::Int32 | crate::tensor::DataType::Int64) {
+    if !matches!(
+        t.dtype(),
+        crate::tensor::DataType::Int32 | crate::tensor::DataType::Int64
+    ) {
         bail!("target must be int32 or int64, got {}", t.dtype());
     }
     Ok(t.to_i64_vec()?)
@@ -164,7 +167,16 @@ mod tests {
         let (l, sh) = nll(&x, &[2, 3], &[2, 0], &[2], Some(&w), None, Reduction::Mean).unwrap();
         assert!(sh.is_empty());
         assert!((l[0] - (-(3.0 * 2.0) - 4.0 * 0.5) / 2.5).abs() < 1e-12);
-        let (l, _) = nll(&x, &[2, 3], &[2, 0], &[2], Some(&w), Some(0), Reduction::Mean).unwrap();
+        let (l, _) = nll(
+            &x,
+            &[2, 3],
+            &[2, 0],
+            &[2],
+            Some(&w),
+            Some(0),
+            Reduction::Mean,
+        )
+        .unwrap();
         assert!((l[0] + 3.0).abs() < 1e-12);
         assert!(nll(&x, &[2, 3], &[3, 0], &[2], None, None, Reduction::Sum).is_err());
     }

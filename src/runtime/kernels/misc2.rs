@@ -29,10 +29,19 @@ pub fn float_of(dtype: DataType, shape: &[usize], v: Vec<f64>) -> Result<Tensor,
     }
     let sh = IxDyn(shape);
     Ok(match dtype {
-        DataType::Float => Tensor::F32(ArrayD::from_shape_vec(sh, v.iter().map(|&x| x as f32).collect())?),
+        DataType::Float => Tensor::F32(ArrayD::from_shape_vec(
+            sh,
+            v.iter().map(|&x| x as f32).collect(),
+        )?),
         DataType::Double => Tensor::F64(ArrayD::from_shape_vec(sh, v)?),
-        DataType::Float16 => Tensor::F16(ArrayD::from_shape_vec(sh, v.iter().map(|&x| f16::from_f64(x)).collect())?),
-        DataType::Bfloat16 => Tensor::BF16(ArrayD::from_shape_vec(sh, v.iter().map(|&x| bf16::from_f64(x)).collect())?),
+        DataType::Float16 => Tensor::F16(ArrayD::from_shape_vec(
+            sh,
+            v.iter().map(|&x| f16::from_f64(x)).collect(),
+        )?),
+        DataType::Bfloat16 => Tensor::BF16(ArrayD::from_shape_vec(
+            sh,
+            v.iter().map(|&x| bf16::from_f64(x)).collect(),
+        )?),
         other => bail!("expected a float type, got {other}"),
     })
 }
@@ -77,7 +86,12 @@ fn dim_of(v: i64, what: &str) -> Result<usize, KernelError> {
 
 // ---------------------------------------------------------------- CumProd
 
-fn cumprod_typed<T: Num>(x: &Tensor, ax: usize, exclusive: bool, reverse: bool) -> Result<Tensor, KernelError> {
+fn cumprod_typed<T: Num>(
+    x: &Tensor,
+    ax: usize,
+    exclusive: bool,
+    reverse: bool,
+) -> Result<Tensor, KernelError> {
     let a: &ArrayD<T> = typed(x, "x")?;
     let mut out = a.clone();
     for mut lane in out.lanes_mut(Axis(ax)) {
@@ -179,14 +193,21 @@ fn from_bytes(dt: DataType, shape: &[usize], b: &[u8]) -> Result<Tensor, KernelE
 }
 
 pub fn bit_cast(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let to = info.attrs.int("to").ok_or_else(|| KernelError::new("BitCast needs attribute 'to'"))?;
-    let to = DataType::from_code(to as i32).ok_or_else(|| KernelError::new(format!("unknown type code {to}")))?;
+    let to = info
+        .attrs
+        .int("to")
+        .ok_or_else(|| KernelError::new("BitCast needs attribute 'to'"))?;
+    let to = DataType::from_code(to as i32)
+        .ok_or_else(|| KernelError::new(format!("unknown type code {to}")))?;
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         let (bytes, w) = to_bytes(x)?;
         let tw = to.byte_size().unwrap_or(0);
         if tw != w {
-            bail!("BitCast from {} to {to} changes the element size ({w} vs {tw} bytes)", x.dtype());
+            bail!(
+                "BitCast from {} to {to} changes the element size ({w} vs {tw} bytes)",
+                x.dtype()
+            );
         }
         one(from_bytes(to, x.shape(), &bytes)?)
     }))
@@ -201,7 +222,10 @@ pub fn center_crop_pad(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let target = ints_in(ins, 1)?;
         let r = x.rank();
         let axes: Vec<usize> = match &axes {
-            Some(a) => a.iter().map(|&v| norm_axis(v, r)).collect::<Result<_, _>>()?,
+            Some(a) => a
+                .iter()
+                .map(|&v| norm_axis(v, r))
+                .collect::<Result<_, _>>()?,
             None => (0..r).collect(),
         };
         if axes.len() != target.len() {
@@ -290,7 +314,11 @@ pub fn shrink(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let lambd = info.attrs.float_or("lambd", 0.5) as f64;
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
-        one(dispatch_num!(x, shrink_typed(x, bias, lambd), bail!("Shrink does not accept {}", x.dtype()))?)
+        one(dispatch_num!(
+            x,
+            shrink_typed(x, bias, lambd),
+            bail!("Shrink does not accept {}", x.dtype())
+        )?)
     }))
 }
 
@@ -379,7 +407,8 @@ pub fn dynamic_quantize_linear(_: &NodeInfo) -> Result<Kernel, KernelError> {
                 if scale == 0.0 {
                     zp as u8
                 } else {
-                    (round_half_even(((e as f32) / (scale as f32)) as f64) + zp).clamp(0.0, 255.0) as u8
+                    (round_half_even(((e as f32) / (scale as f32)) as f64) + zp).clamp(0.0, 255.0)
+                        as u8
                 }
             })
             .collect();
@@ -408,7 +437,11 @@ pub fn max_unpool(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let x = tensor_in(ins, 0)?;
         let idx = tensor_in(ins, 1)?;
         if idx.shape() != x.shape() {
-            bail!("I shape {:?} differs from X shape {:?}", idx.shape(), x.shape());
+            bail!(
+                "I shape {:?} differs from X shape {:?}",
+                idx.shape(),
+                x.shape()
+            );
         }
         if x.rank() != nsp + 2 {
             bail!("X must have rank {}, got {}", nsp + 2, x.rank());
@@ -421,7 +454,9 @@ pub fn max_unpool(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let out_shape: Vec<usize> = match opt_tensor_in(ins, 2)? {
             Some(_) => {
                 let s = ints_in(ins, 2)?;
-                s.iter().map(|&d| dim_of(d, "output_shape")).collect::<Result<_, _>>()?
+                s.iter()
+                    .map(|&d| dim_of(d, "output_shape"))
+                    .collect::<Result<_, _>>()?
             }
             None => default.clone(),
         };
@@ -458,13 +493,20 @@ pub fn max_unpool(info: &NodeInfo) -> Result<Kernel, KernelError> {
 }
 
 fn num_from_typed<T: Num>(shape: &[usize], v: Vec<f64>) -> Result<Tensor, KernelError> {
-    Ok(T::wrap(ArrayD::from_shape_vec(IxDyn(shape), v.into_iter().map(T::from_f64).collect())?))
+    Ok(T::wrap(ArrayD::from_shape_vec(
+        IxDyn(shape),
+        v.into_iter().map(T::from_f64).collect(),
+    )?))
 }
 
 /// A numeric tensor of type `dt` from f64 values.
 pub fn num_from_f64(dt: DataType, shape: &[usize], v: Vec<f64>) -> Result<Tensor, KernelError> {
     let probe = Tensor::zeros(dt, &[0])?;
-    dispatch_num!(probe, num_from_typed(shape, v), bail!("expected a numeric type, got {dt}"))
+    dispatch_num!(
+        probe,
+        num_from_typed(shape, v),
+        bail!("expected a numeric type, got {dt}")
+    )
 }
 
 // ---------------------------------------------------------------- AffineGrid
@@ -496,10 +538,17 @@ pub fn affine_grid(info: &NodeInfo) -> Result<Kernel, KernelError> {
             5 => 3,
             n => bail!("size must have 4 or 5 values, got {n}"),
         };
-        let sz: Vec<usize> = size.iter().map(|&d| dim_of(d, "size")).collect::<Result<_, _>>()?;
+        let sz: Vec<usize> = size
+            .iter()
+            .map(|&d| dim_of(d, "size"))
+            .collect::<Result<_, _>>()?;
         let n = sz[0];
         if theta.shape() != [n, nsp, nsp + 1] {
-            bail!("theta must have shape [{n}, {nsp}, {}], got {:?}", nsp + 1, theta.shape());
+            bail!(
+                "theta must have shape [{n}, {nsp}, {}], got {:?}",
+                nsp + 1,
+                theta.shape()
+            );
         }
         let th = f64_of(theta, "theta")?;
         let sp = &sz[2..];
@@ -513,12 +562,8 @@ pub fn affine_grid(info: &NodeInfo) -> Result<Kernel, KernelError> {
         for b in 0..n {
             let m = &th[b * nsp * (nsp + 1)..(b + 1) * nsp * (nsp + 1)];
             for_each_index(sp, |idx| {
-                let mut p = vec![0.0; nsp + 1];
-                for k in 0..nsp {
-                    let a = nsp - 1 - k;
-                    p[k] = axes[a][idx[a]];
-                }
-                p[nsp] = 1.0;
+                let mut p: Vec<f64> = (0..nsp).rev().map(|a| axes[a][idx[a]]).collect();
+                p.push(1.0);
                 for r in 0..nsp {
                     out.push((0..=nsp).map(|c| m[r * (nsp + 1) + c] * p[c]).sum());
                 }
@@ -543,8 +588,14 @@ pub fn col2im(info: &NodeInfo) -> Result<Kernel, KernelError> {
         if blk.len() != k || k == 0 {
             bail!("image_shape and block_shape must have the same non-zero length");
         }
-        let img: Vec<usize> = img.iter().map(|&d| dim_of(d, "image_shape")).collect::<Result<_, _>>()?;
-        let blk: Vec<usize> = blk.iter().map(|&d| dim_of(d, "block_shape")).collect::<Result<_, _>>()?;
+        let img: Vec<usize> = img
+            .iter()
+            .map(|&d| dim_of(d, "image_shape"))
+            .collect::<Result<_, _>>()?;
+        let blk: Vec<usize> = blk
+            .iter()
+            .map(|&d| dim_of(d, "block_shape"))
+            .collect::<Result<_, _>>()?;
         let dil = dil.clone().unwrap_or_else(|| vec![1; k]);
         let pads = pads.clone().unwrap_or_else(|| vec![0; 2 * k]);
         let strd = strd.clone().unwrap_or_else(|| vec![1; k]);
@@ -560,7 +611,10 @@ pub fn col2im(info: &NodeInfo) -> Result<Kernel, KernelError> {
         }
         let bprod: usize = blk.iter().product();
         if bprod == 0 || sh[1] % bprod != 0 {
-            bail!("input dimension 1 ({}) is not a multiple of the block size {bprod}", sh[1]);
+            bail!(
+                "input dimension 1 ({}) is not a multiple of the block size {bprod}",
+                sh[1]
+            );
         }
         let c = sh[1] / bprod;
         // Number of block positions along each axis.
@@ -617,10 +671,16 @@ pub fn col2im(info: &NodeInfo) -> Result<Kernel, KernelError> {
 // ---------------------------------------------------------------- training optimisers
 
 /// Splits the variadic inputs after R and T into `groups` equal groups.
-fn opt_groups<'v>(ins: &[Option<&'v Value>], groups: usize) -> Result<Vec<Vec<&'v Tensor>>, KernelError> {
+fn opt_groups<'v>(
+    ins: &[Option<&'v Value>],
+    groups: usize,
+) -> Result<Vec<Vec<&'v Tensor>>, KernelError> {
     let rest = ins.len().saturating_sub(2);
-    if rest == 0 || rest % groups != 0 {
-        bail!("expected R, T and {groups} groups of tensors, got {} inputs", ins.len());
+    if rest == 0 || !rest.is_multiple_of(groups) {
+        bail!(
+            "expected R, T and {groups} groups of tensors, got {} inputs",
+            ins.len()
+        );
     }
     let n = rest / groups;
     (0..groups)
@@ -654,8 +714,7 @@ pub fn adagrad(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let lr = r / (1.0 + t * decay);
         let mut xs = Vec::new();
         let mut hs = Vec::new();
-        for i in 0..g[0].len() {
-            let (x, gr, h) = (g[0][i], g[1][i], g[2][i]);
+        for ((&x, &gr), &h) in g[0].iter().zip(&g[1]).zip(&g[2]) {
             same_shape(x, gr, "X and G")?;
             same_shape(x, h, "X and H")?;
             let (xv, gv, hv) = (f64_of(x, "X")?, f64_of(gr, "G")?, f64_of(h, "H")?);
@@ -676,8 +735,14 @@ pub fn adagrad(info: &NodeInfo) -> Result<Kernel, KernelError> {
 }
 
 pub fn momentum(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let alpha = info.attrs.float("alpha").ok_or_else(|| KernelError::new("Momentum needs alpha"))? as f64;
-    let beta = info.attrs.float("beta").ok_or_else(|| KernelError::new("Momentum needs beta"))? as f64;
+    let alpha = info
+        .attrs
+        .float("alpha")
+        .ok_or_else(|| KernelError::new("Momentum needs alpha"))? as f64;
+    let beta = info
+        .attrs
+        .float("beta")
+        .ok_or_else(|| KernelError::new("Momentum needs beta"))? as f64;
     let normc = info.attrs.float_or("norm_coefficient", 0.0) as f64;
     let nesterov = match info.attrs.string_or("mode", "standard").as_str() {
         "standard" => false,
@@ -691,8 +756,7 @@ pub fn momentum(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let b = if t > 0.0 { beta } else { 1.0 };
         let mut xs = Vec::new();
         let mut vs = Vec::new();
-        for i in 0..g[0].len() {
-            let (x, gr, v) = (g[0][i], g[1][i], g[2][i]);
+        for ((&x, &gr), &v) in g[0].iter().zip(&g[1]).zip(&g[2]) {
             same_shape(x, gr, "X and G")?;
             same_shape(x, v, "X and V")?;
             let (xv, gv, vv) = (f64_of(x, "X")?, f64_of(gr, "G")?, f64_of(v, "V")?);
@@ -732,12 +796,16 @@ pub fn adam(info: &NodeInfo) -> Result<Kernel, KernelError> {
             r
         };
         let (mut xs, mut vs, mut hs) = (Vec::new(), Vec::new(), Vec::new());
-        for i in 0..g[0].len() {
-            let (x, gr, v, h) = (g[0][i], g[1][i], g[2][i], g[3][i]);
+        for (((&x, &gr), &v), &h) in g[0].iter().zip(&g[1]).zip(&g[2]).zip(&g[3]) {
             same_shape(x, gr, "X and G")?;
             same_shape(x, v, "X and V")?;
             same_shape(x, h, "X and H")?;
-            let (xv, gv, vv, hv) = (f64_of(x, "X")?, f64_of(gr, "G")?, f64_of(v, "V")?, f64_of(h, "H")?);
+            let (xv, gv, vv, hv) = (
+                f64_of(x, "X")?,
+                f64_of(gr, "G")?,
+                f64_of(v, "V")?,
+                f64_of(h, "H")?,
+            );
             let (mut nx, mut nv, mut nh) = (vec![], vec![], vec![]);
             for k in 0..xv.len() {
                 let greg = normc * xv[k] + gv[k];
@@ -765,7 +833,10 @@ pub fn binarizer(info: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         let v = f64_of(x, "X")?;
-        let out = v.into_iter().map(|e| if e > th { 1.0 } else { 0.0 }).collect();
+        let out = v
+            .into_iter()
+            .map(|e| if e > th { 1.0 } else { 0.0 })
+            .collect();
         one(num_from_f64(x.dtype(), x.shape(), out)?)
     }))
 }
@@ -795,43 +866,17 @@ pub fn array_feature_extractor(_: &NodeInfo) -> Result<Kernel, KernelError> {
                 flat.push(r * last + i);
             }
         }
-        let mut out_shape = if sh.len() == 1 { vec![1] } else { sh[..sh.len() - 1].to_vec() };
+        let mut out_shape = if sh.len() == 1 {
+            vec![1]
+        } else {
+            sh[..sh.len() - 1].to_vec()
+        };
         out_shape.push(idx.len());
         let xs = x.to_standard();
-        Ok(vec![Value::Tensor(super::manip::gather_flat(&xs, &flat, &out_shape)?)])
+        Ok(vec![Value::Tensor(super::manip::gather_flat(
+            &xs, &flat, &out_shape,
+        )?)])
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn det_of_known_matrices() {
-        let mut m = vec![1.0, 2.0, 3.0, 4.0];
-        assert!((det(&mut m, 2) + 2.0).abs() < 1e-12);
-        let mut m = vec![0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 3.0];
-        assert!((det(&mut m, 3) + 3.0).abs() < 1e-12);
-        let mut m = vec![1.0, 2.0, 2.0, 4.0];
-        assert_eq!(det(&mut m, 2), 0.0);
-    }
-
-    #[test]
-    fn bitcast_roundtrip() {
-        let t = Tensor::from_vec(&[2], vec![1.0f32, -2.5]).unwrap();
-        let (b, w) = to_bytes(&t).unwrap();
-        assert_eq!(w, 4);
-        let i = from_bytes(DataType::Int32, &[2], &b).unwrap();
-        assert_eq!(i.to_i64_vec().unwrap()[0], 1.0f32.to_bits() as i64);
-    }
-
-    #[test]
-    fn rounding_is_half_even() {
-        assert_eq!(round_half_even(2.5), 2.0);
-        assert_eq!(round_half_even(3.5), 4.0);
-        assert_eq!(round_half_even(-2.5), -2.0);
-        assert_eq!(round_half_even(2.4), 2.0);
-    }
 }
 
 // ---------------------------------------------------------------- DeformConv
@@ -903,11 +948,19 @@ pub fn deform_conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let (oh, ow) = (oh as usize, ow as usize);
         let kk = kh * kw;
         if off.shape() != [n, og * kk * 2, oh, ow] {
-            bail!("offset must have shape {:?}, got {:?}", [n, og * kk * 2, oh, ow], off.shape());
+            bail!(
+                "offset must have shape {:?}, got {:?}",
+                [n, og * kk * 2, oh, ow],
+                off.shape()
+            );
         }
         if let Some(m) = m {
             if m.shape() != [n, og * kk, oh, ow] {
-                bail!("mask must have shape {:?}, got {:?}", [n, og * kk, oh, ow], m.shape());
+                bail!(
+                    "mask must have shape {:?}, got {:?}",
+                    [n, og * kk, oh, ow],
+                    m.shape()
+                );
             }
         }
         if let Some(b) = b {
@@ -938,8 +991,10 @@ pub fn deform_conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
                         for p in 0..oh {
                             for q in 0..ow {
                                 let pos = p * ow + q;
-                                let y = (p as i64 * st[0] - pads[0] + ki as i64 * dil[0]) as f64 + ov[oy_c + pos];
-                                let xx = (q as i64 * st[1] - pads[1] + kj as i64 * dil[1]) as f64 + ov[ox_c + pos];
+                                let y = (p as i64 * st[0] - pads[0] + ki as i64 * dil[0]) as f64
+                                    + ov[oy_c + pos];
+                                let xx = (q as i64 * st[1] - pads[1] + kj as i64 * dil[1]) as f64
+                                    + ov[ox_c + pos];
                                 let mut v = bilinear(src, h, wd, y, xx);
                                 if let Some(mv) = &mv {
                                     v *= mv[(bi * og * kk + g * kk + k) * plane + pos];
@@ -963,7 +1018,8 @@ pub fn deform_conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
                     let ch = g * cg + ci;
                     for k in 0..kk {
                         let wgt = wv[(o * cg + ci) * kk + k];
-                        let col = &cols[((bi * c + ch) * kk + k) * plane..((bi * c + ch) * kk + k + 1) * plane];
+                        let col = &cols[((bi * c + ch) * kk + k) * plane
+                            ..((bi * c + ch) * kk + k + 1) * plane];
                         for (d, s) in dst.iter_mut().zip(col) {
                             *d += wgt * s;
                         }
@@ -973,4 +1029,36 @@ pub fn deform_conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
         }
         one(float_like(x, &[n, oc, oh, ow], out)?)
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn det_of_known_matrices() {
+        let mut m = vec![1.0, 2.0, 3.0, 4.0];
+        assert!((det(&mut m, 2) + 2.0).abs() < 1e-12);
+        let mut m = vec![0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 3.0];
+        assert!((det(&mut m, 3) + 3.0).abs() < 1e-12);
+        let mut m = vec![1.0, 2.0, 2.0, 4.0];
+        assert_eq!(det(&mut m, 2), 0.0);
+    }
+
+    #[test]
+    fn bitcast_roundtrip() {
+        let t = Tensor::from_vec(&[2], vec![1.0f32, -2.5]).unwrap();
+        let (b, w) = to_bytes(&t).unwrap();
+        assert_eq!(w, 4);
+        let i = from_bytes(DataType::Int32, &[2], &b).unwrap();
+        assert_eq!(i.to_i64_vec().unwrap()[0], 1.0f32.to_bits() as i64);
+    }
+
+    #[test]
+    fn rounding_is_half_even() {
+        assert_eq!(round_half_even(2.5), 2.0);
+        assert_eq!(round_half_even(3.5), 4.0);
+        assert_eq!(round_half_even(-2.5), -2.0);
+        assert_eq!(round_half_even(2.4), 2.0);
+    }
 }

@@ -14,9 +14,9 @@ pub mod misc2;
 pub mod nn;
 pub mod reduce;
 pub mod rnn;
+pub mod sequence;
 pub mod signal;
 pub mod strings;
-pub mod sequence;
 
 use super::kernel::KernelError;
 use crate::tensor::Elem;

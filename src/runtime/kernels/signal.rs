@@ -163,7 +163,10 @@ pub fn stft(info: &NodeInfo) -> Result<Kernel, KernelError> {
         };
         let flen = match (single_int(ins, 3, "frame_length")?, &window) {
             (Some(l), Some(w)) if l as usize != w.len() => {
-                bail!("frame_length {l} differs from the window length {}", w.len())
+                bail!(
+                    "frame_length {l} differs from the window length {}",
+                    w.len()
+                )
             }
             (Some(l), _) if l <= 0 => bail!("frame_length must be positive, got {l}"),
             (Some(l), _) => l as usize,
@@ -185,9 +188,17 @@ pub fn stft(info: &NodeInfo) -> Result<Kernel, KernelError> {
             for f in 0..frames {
                 let start = f * step as usize;
                 let w = |t: usize| window.as_ref().map_or(1.0, |w| w[t]);
-                let re: Vec<f64> = (0..flen).map(|t| v[(bi * len + start + t) * c] * w(t)).collect();
+                let re: Vec<f64> = (0..flen)
+                    .map(|t| v[(bi * len + start + t) * c] * w(t))
+                    .collect();
                 let im: Vec<f64> = (0..flen)
-                    .map(|t| if c == 2 { v[(bi * len + start + t) * c + 1] * w(t) } else { 0.0 })
+                    .map(|t| {
+                        if c == 2 {
+                            v[(bi * len + start + t) * c + 1] * w(t)
+                        } else {
+                            0.0
+                        }
+                    })
                     .collect();
                 let (yr, yi) = dft_1d(&re, &im, flen, false);
                 for k in 0..bins {
@@ -196,7 +207,11 @@ pub fn stft(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 }
             }
         }
-        Ok(vec![Value::Tensor(float_like(x, &[b, frames, bins, 2], out)?)])
+        Ok(vec![Value::Tensor(float_like(
+            x,
+            &[b, frames, bins, 2],
+            out,
+        )?)])
     }))
 }
 
@@ -208,7 +223,10 @@ fn out_type(info: &NodeInfo) -> Result<DataType, KernelError> {
 }
 
 fn typed_out(dt: DataType, shape: &[usize], v: Vec<f64>) -> Result<Tensor, KernelError> {
-    if matches!(dt, DataType::Float | DataType::Double | DataType::Float16 | DataType::Bfloat16) {
+    if matches!(
+        dt,
+        DataType::Float | DataType::Double | DataType::Float16 | DataType::Bfloat16
+    ) {
         float_of(dt, shape, v)
     } else {
         num_from_f64(dt, shape, v)
@@ -219,7 +237,8 @@ fn window_kernel(info: &NodeInfo, f: fn(f64, f64) -> f64) -> Result<Kernel, Kern
     let dt = out_type(info)?;
     let periodic = info.attrs.int_or("periodic", 1) != 0;
     Ok(Box::new(move |_, ins| {
-        let size = single_int(ins, 0, "size")?.ok_or_else(|| KernelError::new("size is missing"))?;
+        let size =
+            single_int(ins, 0, "size")?.ok_or_else(|| KernelError::new("size is missing"))?;
         if size < 0 || size as usize > MAX_LEN {
             bail!("window size {size} is not supported");
         }
@@ -296,9 +315,12 @@ pub fn mel_matrix(mel: usize, dft_len: usize, rate: f64, lo: f64, hi: f64) -> Ve
 pub fn mel_weight_matrix(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let dt = out_type(info)?;
     Ok(Box::new(move |_, ins| {
-        let mel = single_int(ins, 0, "num_mel_bins")?.ok_or_else(|| KernelError::new("num_mel_bins is missing"))?;
-        let dft_len = single_int(ins, 1, "dft_length")?.ok_or_else(|| KernelError::new("dft_length is missing"))?;
-        let rate = single_int(ins, 2, "sample_rate")?.ok_or_else(|| KernelError::new("sample_rate is missing"))?;
+        let mel = single_int(ins, 0, "num_mel_bins")?
+            .ok_or_else(|| KernelError::new("num_mel_bins is missing"))?;
+        let dft_len = single_int(ins, 1, "dft_length")?
+            .ok_or_else(|| KernelError::new("dft_length is missing"))?;
+        let rate = single_int(ins, 2, "sample_rate")?
+            .ok_or_else(|| KernelError::new("sample_rate is missing"))?;
         let lo = scalar_f(ins, 3, "lower_edge_hertz")?;
         let hi = scalar_f(ins, 4, "upper_edge_hertz")?;
         if mel <= 0 || dft_len <= 0 || rate <= 0 || mel > 1 << 16 || dft_len > 1 << 24 {
@@ -306,7 +328,11 @@ pub fn mel_weight_matrix(info: &NodeInfo) -> Result<Kernel, KernelError> {
         }
         let (mel, dft_len) = (mel as usize, dft_len as usize);
         let v = mel_matrix(mel, dft_len, rate as f64, lo, hi);
-        Ok(vec![Value::Tensor(typed_out(dt, &[dft_len / 2 + 1, mel], v)?)])
+        Ok(vec![Value::Tensor(typed_out(
+            dt,
+            &[dft_len / 2 + 1, mel],
+            v,
+        )?)])
     }))
 }
 

@@ -60,7 +60,10 @@ pub fn string_split(info: &NodeInfo) -> Result<Kernel, KernelError> {
     };
     Ok(Box::new(move |_, ins| {
         let x = strings_of(tensor_in(ins, 0)?, "X")?;
-        let parts: Vec<Vec<String>> = x.iter().map(|s| split_one(s, delim.as_deref(), maxsplit)).collect();
+        let parts: Vec<Vec<String>> = x
+            .iter()
+            .map(|s| split_one(s, delim.as_deref(), maxsplit))
+            .collect();
         let width = parts.iter().map(Vec::len).max().unwrap_or(0);
         let mut flat = Vec::with_capacity(parts.len() * width);
         let mut counts = Vec::with_capacity(parts.len());
@@ -121,18 +124,30 @@ fn keys_of(t: &Tensor) -> Result<Vec<Key>, KernelError> {
 
 pub fn tfidf_vectorizer(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let a = &info.attrs;
-    let min_n = a.int("min_gram_length").ok_or_else(|| KernelError::new("min_gram_length is missing"))?;
-    let max_n = a.int("max_gram_length").ok_or_else(|| KernelError::new("max_gram_length is missing"))?;
-    let max_skip = a.int("max_skip_count").ok_or_else(|| KernelError::new("max_skip_count is missing"))?;
+    let min_n = a
+        .int("min_gram_length")
+        .ok_or_else(|| KernelError::new("min_gram_length is missing"))?;
+    let max_n = a
+        .int("max_gram_length")
+        .ok_or_else(|| KernelError::new("max_gram_length is missing"))?;
+    let max_skip = a
+        .int("max_skip_count")
+        .ok_or_else(|| KernelError::new("max_skip_count is missing"))?;
     if min_n < 1 || max_n < min_n || max_skip < 0 {
         bail!("invalid gram lengths {min_n}..{max_n} or skip count {max_skip}");
     }
-    let mode = a.string("mode").ok_or_else(|| KernelError::new("mode is missing"))?;
+    let mode = a
+        .string("mode")
+        .ok_or_else(|| KernelError::new("mode is missing"))?;
     if !matches!(mode.as_str(), "TF" | "IDF" | "TFIDF") {
         bail!("unknown mode '{mode}'");
     }
-    let counts = a.ints("ngram_counts").ok_or_else(|| KernelError::new("ngram_counts is missing"))?;
-    let indexes = a.ints("ngram_indexes").ok_or_else(|| KernelError::new("ngram_indexes is missing"))?;
+    let counts = a
+        .ints("ngram_counts")
+        .ok_or_else(|| KernelError::new("ngram_counts is missing"))?;
+    let indexes = a
+        .ints("ngram_indexes")
+        .ok_or_else(|| KernelError::new("ngram_indexes is missing"))?;
     let pool: Vec<Key> = if let Some(p) = a.ints("pool_int64s") {
         p.into_iter().map(Key::Int).collect()
     } else if let Some(p) = a.strings("pool_strings") {
@@ -148,10 +163,13 @@ pub fn tfidf_vectorizer(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let n = li + 1;
         let end = counts.get(li + 1).copied().unwrap_or(pool.len() as i64);
         if start < 0 || end < start || end as usize > pool.len() {
-            bail!("ngram_counts {counts:?} do not fit a pool of {}", pool.len());
+            bail!(
+                "ngram_counts {counts:?} do not fit a pool of {}",
+                pool.len()
+            );
         }
         let seg = &pool[start as usize..end as usize];
-        if seg.len() % n != 0 {
+        if !seg.len().is_multiple_of(n) {
             bail!("the {n}-gram pool segment has {} tokens", seg.len());
         }
         for g in seg.chunks(n) {
@@ -172,12 +190,19 @@ pub fn tfidf_vectorizer(info: &NodeInfo) -> Result<Kernel, KernelError> {
         }
     }
     let col_weight: HashMap<usize, f64> = match &weights {
-        Some(w) => indexes.iter().zip(w).map(|(&c, &v)| (c as usize, v as f64)).collect(),
+        Some(w) => indexes
+            .iter()
+            .zip(w)
+            .map(|(&c, &v)| (c as usize, v as f64))
+            .collect(),
         None => HashMap::new(),
     };
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
-        if !matches!(x.dtype(), DataType::String | DataType::Int32 | DataType::Int64) {
+        if !matches!(
+            x.dtype(),
+            DataType::String | DataType::Int32 | DataType::Int64
+        ) {
             bail!("X must be string, int32 or int64, got {}", x.dtype());
         }
         let toks = keys_of(x)?;
@@ -220,7 +245,11 @@ pub fn tfidf_vectorizer(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 _ => *v * w,
             };
         }
-        Ok(vec![Value::Tensor(float_of(DataType::Float, &out_shape, out)?)])
+        Ok(vec![Value::Tensor(float_of(
+            DataType::Float,
+            &out_shape,
+            out,
+        )?)])
     }))
 }
 
@@ -257,7 +286,11 @@ pub fn label_encoder(info: &NodeInfo) -> Result<Kernel, KernelError> {
         bail!("LabelEncoder needs values");
     };
     if values.len() != keys.len() {
-        bail!("LabelEncoder has {} keys and {} values", keys.len(), values.len());
+        bail!(
+            "LabelEncoder has {} keys and {} values",
+            keys.len(),
+            values.len()
+        );
     }
     let dt = values.dtype();
     let default: Tensor = match attr_tensor(info, "default_tensor")? {
@@ -283,14 +316,24 @@ pub fn label_encoder(info: &NodeInfo) -> Result<Kernel, KernelError> {
             };
             let out: Vec<String> = ks
                 .iter()
-                .map(|k| map.get(k).map_or_else(|| d[0].clone(), |&i| vals[i].clone()))
+                .map(|k| {
+                    map.get(k)
+                        .map_or_else(|| d[0].clone(), |&i| vals[i].clone())
+                })
                 .collect();
             return Ok(vec![Value::Tensor(Tensor::from_vec(&shape, out)?)]);
         }
         let vals = f64_of(&values, "values")?;
         let d = f64_of(&default, "default")?[0];
-        let out: Vec<f64> = ks.iter().map(|k| map.get(k).map_or(d, |&i| vals[i])).collect();
-        let t = if dt.is_float() { float_of(dt, &shape, out)? } else { num_from_f64(dt, &shape, out)? };
+        let out: Vec<f64> = ks
+            .iter()
+            .map(|k| map.get(k).map_or(d, |&i| vals[i]))
+            .collect();
+        let t = if dt.is_float() {
+            float_of(dt, &shape, out)?
+        } else {
+            num_from_f64(dt, &shape, out)?
+        };
         Ok(vec![Value::Tensor(t)])
     }))
 }

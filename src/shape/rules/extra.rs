@@ -58,7 +58,8 @@ pub fn bit_cast(cx: &mut InferCtx) -> Result<(), ShapeError> {
         .attrs
         .int("to")
         .ok_or_else(|| ShapeError("BitCast needs attribute 'to'".into()))?;
-    let dt = DataType::from_code(to as i32).ok_or_else(|| ShapeError(format!("unknown type {to}")))?;
+    let dt =
+        DataType::from_code(to as i32).ok_or_else(|| ShapeError(format!("unknown type {to}")))?;
     let s = shape_of(cx, 0);
     cx.set_tensor(0, dt, s);
     Ok(())
@@ -72,7 +73,10 @@ pub fn center_crop_pad(cx: &mut InferCtx) -> Result<(), ShapeError> {
     };
     let r = s.len();
     let axes: Vec<usize> = match cx.attrs.ints("axes") {
-        Some(a) => a.iter().map(|&v| norm_axis(v, r)).collect::<Result<_, _>>()?,
+        Some(a) => a
+            .iter()
+            .map(|&v| norm_axis(v, r))
+            .collect::<Result<_, _>>()?,
         None => (0..r).collect(),
     };
     match cx.value(1).map(|v| v.values.clone()) {
@@ -82,7 +86,11 @@ pub fn center_crop_pad(cx: &mut InferCtx) -> Result<(), ShapeError> {
             }
         }
         Some(vals) => {
-            return Err(ShapeError(format!("shape has {} values for {} axes", vals.len(), axes.len())))
+            return Err(ShapeError(format!(
+                "shape has {} values for {} axes",
+                vals.len(),
+                axes.len()
+            )))
         }
         None => {
             for &a in &axes {
@@ -117,8 +125,14 @@ pub fn dynamic_quantize_linear(cx: &mut InferCtx) -> Result<(), ShapeError> {
 pub fn max_unpool(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let e = cx.elem_req(0)?;
     if cx.has_input(2) {
-        let s = cx.value(2).map(|v| v.values.iter().cloned().map(Some).collect());
-        let s = s.or_else(|| cx.shape(2).and_then(|s| s.first().cloned().flatten()?.as_int()).map(|n| vec![None; n.max(0) as usize]));
+        let s = cx
+            .value(2)
+            .map(|v| v.values.iter().cloned().map(Some).collect());
+        let s = s.or_else(|| {
+            cx.shape(2)
+                .and_then(|s| s.first().cloned().flatten()?.as_int())
+                .map(|n| vec![None; n.max(0) as usize])
+        });
         cx.set_tensor(0, e, s);
         return Ok(());
     }
@@ -187,8 +201,10 @@ pub fn optimizer(cx: &mut InferCtx) -> Result<(), ShapeError> {
         _ => 3,
     };
     let rest = cx.num_inputs().saturating_sub(2);
-    if rest % groups != 0 {
-        return Err(ShapeError(format!("expected R, T and {groups} groups of tensors")));
+    if !rest.is_multiple_of(groups) {
+        return Err(ShapeError(format!(
+            "expected R, T and {groups} groups of tensors"
+        )));
     }
     let n = rest / groups;
     // Outputs: X (group 0) then the state groups after G (group 1).
@@ -208,9 +224,13 @@ pub fn optimizer(cx: &mut InferCtx) -> Result<(), ShapeError> {
 
 pub fn array_feature_extractor(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let e = cx.elem_req(0)?;
-    let n = cx.shape(1).and_then(|s| super::product(s));
+    let n = cx.shape(1).and_then(super::product);
     let out = shape_of(cx, 0).map(|s| {
-        let mut o = if s.len() <= 1 { vec![Some(Expr::int(1))] } else { s[..s.len() - 1].to_vec() };
+        let mut o = if s.len() <= 1 {
+            vec![Some(Expr::int(1))]
+        } else {
+            s[..s.len() - 1].to_vec()
+        };
         o.push(n);
         o
     });
@@ -220,7 +240,8 @@ pub fn array_feature_extractor(cx: &mut InferCtx) -> Result<(), ShapeError> {
 
 fn out_datatype(cx: &InferCtx) -> Result<DataType, ShapeError> {
     let code = cx.attrs.int_or("output_datatype", 1);
-    DataType::from_code(code as i32).ok_or_else(|| ShapeError(format!("unknown output_datatype {code}")))
+    DataType::from_code(code as i32)
+        .ok_or_else(|| ShapeError(format!("unknown output_datatype {code}")))
 }
 
 /// HannWindow / HammingWindow / BlackmanWindow.
@@ -233,8 +254,14 @@ pub fn window(cx: &mut InferCtx) -> Result<(), ShapeError> {
 
 pub fn mel_weight_matrix(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let dt = out_datatype(cx)?;
-    let mel = cx.ints(0).and_then(|v| v.first().copied()).and_then(int_dim);
-    let dft = cx.ints(1).and_then(|v| v.first().copied()).and_then(|d| int_dim(d / 2 + 1));
+    let mel = cx
+        .ints(0)
+        .and_then(|v| v.first().copied())
+        .and_then(int_dim);
+    let dft = cx
+        .ints(1)
+        .and_then(|v| v.first().copied())
+        .and_then(|d| int_dim(d / 2 + 1));
     cx.set_tensor(0, dt, Some(vec![dft, mel]));
     Ok(())
 }
@@ -327,7 +354,11 @@ pub fn tfidf_vectorizer(cx: &mut InferCtx) -> Result<(), ShapeError> {
         .map(|v| v.iter().copied().max().unwrap_or(-1) + 1);
     let x = shape_of(cx, 0);
     let out = x.map(|s| {
-        let mut o = if s.len() == 2 { vec![s[0].clone()] } else { vec![] };
+        let mut o = if s.len() == 2 {
+            vec![s[0].clone()]
+        } else {
+            vec![]
+        };
         o.push(n.and_then(int_dim));
         o
     });
