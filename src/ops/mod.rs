@@ -10,6 +10,7 @@ mod attention;
 mod attrs;
 mod control;
 mod elementwise;
+mod extra;
 mod linalg;
 mod manip;
 mod misc;

@@ -13,6 +13,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         super::sequence::TABLE,
         super::misc::TABLE,
         super::attention::TABLE,
+        super::extra::TABLE,
     ]
     .into_iter()
     .flat_map(|t| t.iter())

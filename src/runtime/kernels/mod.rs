@@ -9,11 +9,15 @@ pub mod elementwise;
 pub mod image;
 pub mod index;
 pub mod linalg;
+pub mod loss;
 pub mod manip;
+pub mod misc2;
 pub mod nn;
 pub mod reduce;
 pub mod rnn;
 pub mod sequence;
+pub mod signal;
+pub mod strings;
 
 use super::kernel::KernelError;
 use crate::tensor::Elem;

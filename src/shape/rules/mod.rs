@@ -3,6 +3,7 @@
 pub mod attention;
 pub mod control;
 pub mod elementwise;
+pub mod extra;
 pub mod linalg;
 pub mod manip;
 pub mod misc;
