@@ -16,7 +16,6 @@ pub const TABLE: &[OpDef] = &[
     OpDef { domain: "", op_type: "Det", since: 1, shape: Some(s::det), kernel: Some(km::det_op) },
     OpDef { domain: "", op_type: "DynamicQuantizeLinear", since: 1, shape: Some(s::dynamic_quantize_linear), kernel: Some(km::dynamic_quantize_linear) },
     OpDef { domain: "", op_type: "MaxUnpool", since: 1, shape: Some(s::max_unpool), kernel: Some(km::max_unpool) },
-    OpDef { domain: "", op_type: "AffineGrid", since: 1, shape: Some(s::affine_grid), kernel: Some(km::affine_grid) },
     OpDef { domain: "", op_type: "Col2Im", since: 1, shape: Some(s::col2im), kernel: Some(km::col2im) },
     OpDef { domain: "ai.onnx.preview.training", op_type: "Adagrad", since: 1, shape: Some(s::optimizer), kernel: Some(km::adagrad) },
     OpDef { domain: "ai.onnx.preview.training", op_type: "Momentum", since: 1, shape: Some(s::optimizer), kernel: Some(km::momentum) },

@@ -56,3 +56,26 @@ pub fn lookup(domain: &str, op_type: &str, opset: i64) -> Option<&'static OpDef>
 pub fn all() -> impl Iterator<Item = &'static OpDef> {
     tables::all()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn every_operator_has_one_entry_per_version() {
+        let mut seen = HashSet::new();
+        let dups: Vec<String> = all()
+            .filter(|d| !seen.insert((d.domain, d.op_type, d.since)))
+            .map(|d| format!("{}::{} since {}", d.domain, d.op_type, d.since))
+            .collect();
+        assert!(dups.is_empty(), "duplicate table entries: {dups:?}");
+    }
+
+    #[test]
+    fn lookup_normalises_the_default_domain() {
+        assert!(lookup("ai.onnx", "Add", 18).is_some());
+        assert!(lookup("", "Add", 18).is_some());
+        assert!(lookup("", "NoSuchOp", 18).is_none());
+    }
+}

@@ -19,5 +19,4 @@ pub const TABLE: &[OpDef] = &[
     OpDef { domain: "", op_type: "OptionalHasElement", since: 1, shape: Some(s::optional_has_element), kernel: Some(k::optional_has_element) },
     OpDef { domain: "", op_type: "OptionalGetElement", since: 1, shape: Some(s::optional_get_element), kernel: Some(k::optional_get_element) },
     OpDef { domain: "", op_type: "StringNormalizer", since: 1, shape: Some(s::string_normalizer), kernel: Some(k::string_normalizer) },
-    OpDef { domain: "", op_type: "RegexFullMatch", since: 1, shape: Some(s::regex_full_match), kernel: Some(k::regex_full_match) },
 ];

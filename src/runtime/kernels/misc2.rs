@@ -511,68 +511,6 @@ pub fn num_from_f64(dt: DataType, shape: &[usize], v: Vec<f64>) -> Result<Tensor
 
 // ---------------------------------------------------------------- AffineGrid
 
-fn base_coords(n: usize, align: bool) -> Vec<f64> {
-    (0..n)
-        .map(|i| {
-            if align {
-                if n <= 1 {
-                    -1.0
-                } else {
-                    -1.0 + 2.0 * i as f64 / (n - 1) as f64
-                }
-            } else {
-                -1.0 + (2 * i + 1) as f64 / n as f64
-            }
-        })
-        .collect()
-}
-
-pub fn affine_grid(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let align = info.attrs.int_or("align_corners", 0) != 0;
-    Ok(Box::new(move |_, ins| {
-        let theta = tensor_in(ins, 0)?;
-        require_float(theta, "theta")?;
-        let size = ints_in(ins, 1)?;
-        let nsp = match size.len() {
-            4 => 2,
-            5 => 3,
-            n => bail!("size must have 4 or 5 values, got {n}"),
-        };
-        let sz: Vec<usize> = size
-            .iter()
-            .map(|&d| dim_of(d, "size"))
-            .collect::<Result<_, _>>()?;
-        let n = sz[0];
-        if theta.shape() != [n, nsp, nsp + 1] {
-            bail!(
-                "theta must have shape [{n}, {nsp}, {}], got {:?}",
-                nsp + 1,
-                theta.shape()
-            );
-        }
-        let th = f64_of(theta, "theta")?;
-        let sp = &sz[2..];
-        let mut out_shape = vec![n];
-        out_shape.extend_from_slice(sp);
-        out_shape.push(nsp);
-        numel(&out_shape)?;
-        // Coordinates ordered (x, y[, z]) with x along the last spatial axis.
-        let axes: Vec<Vec<f64>> = sp.iter().map(|&d| base_coords(d, align)).collect();
-        let mut out = Vec::new();
-        for b in 0..n {
-            let m = &th[b * nsp * (nsp + 1)..(b + 1) * nsp * (nsp + 1)];
-            for_each_index(sp, |idx| {
-                let mut p: Vec<f64> = (0..nsp).rev().map(|a| axes[a][idx[a]]).collect();
-                p.push(1.0);
-                for r in 0..nsp {
-                    out.push((0..=nsp).map(|c| m[r * (nsp + 1) + c] * p[c]).sum());
-                }
-            });
-        }
-        one(float_like(theta, &out_shape, out)?)
-    }))
-}
-
 // ---------------------------------------------------------------- Col2Im
 
 pub fn col2im(info: &NodeInfo) -> Result<Kernel, KernelError> {

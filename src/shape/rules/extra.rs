@@ -158,21 +158,6 @@ pub fn max_unpool(cx: &mut InferCtx) -> Result<(), ShapeError> {
     Ok(())
 }
 
-pub fn affine_grid(cx: &mut InferCtx) -> Result<(), ShapeError> {
-    let e = cx.elem_req(0)?;
-    let s = cx.value(1).map(|v| v.values.clone()).and_then(|v| {
-        if v.len() < 4 {
-            return None;
-        }
-        let mut o: Vec<Dim> = vec![Some(v[0].clone())];
-        o.extend(v[2..].iter().cloned().map(Some));
-        o.push(int_dim(v.len() as i64 - 2));
-        Some(o)
-    });
-    cx.set_tensor(0, e, s);
-    Ok(())
-}
-
 pub fn col2im(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let e = cx.elem_req(0)?;
     let x = shape_of(cx, 0);

@@ -207,9 +207,3 @@ pub fn string_normalizer(cx: &mut InferCtx) -> Result<(), ShapeError> {
     cx.set_tensor(0, DataType::String, shape);
     Ok(())
 }
-
-pub fn regex_full_match(cx: &mut InferCtx) -> Result<(), ShapeError> {
-    let shape = cx.shape(0).map(|s| s.to_vec());
-    cx.set_tensor(0, DataType::Bool, shape);
-    Ok(())
-}
