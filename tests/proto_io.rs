@@ -54,7 +54,8 @@ struct TempDir(PathBuf);
 
 impl TempDir {
     fn new(tag: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("onnx-light-proto-io-{}-{tag}", std::process::id()));
+        let p =
+            std::env::temp_dir().join(format!("onnx-light-proto-io-{}-{tag}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
         std::fs::create_dir_all(&p).expect("temp dir is created");
         TempDir(p)
@@ -156,7 +157,11 @@ fn sample_model_bytes() -> Vec<u8> {
     let pick = files
         .iter()
         .find(|p| p.to_string_lossy().contains("light_squeezenet"))
-        .or_else(|| files.iter().find(|p| p.to_string_lossy().contains("test_conv")))
+        .or_else(|| {
+            files
+                .iter()
+                .find(|p| p.to_string_lossy().contains("test_conv"))
+        })
         .or(files.first());
     match pick {
         Some(p) => std::fs::read(p).expect("model file is readable"),
@@ -178,9 +183,15 @@ fn truncated_models_are_errors_not_panics() {
         let res = std::panic::catch_unwind(|| decode_model(&bytes[..k]).is_ok());
         let ok = res.unwrap_or_else(|_| panic!("decoding a {k}-byte prefix panicked"));
         if boundaries.contains(&k) {
-            assert!(ok, "a prefix ending on a field boundary ({k}) is a valid message");
+            assert!(
+                ok,
+                "a prefix ending on a field boundary ({k}) is a valid message"
+            );
         } else {
-            assert!(!ok, "a prefix cut inside a field ({k} of {n} bytes) decoded");
+            assert!(
+                !ok,
+                "a prefix cut inside a field ({k} of {n} bytes) decoded"
+            );
             errors += 1;
         }
     }
@@ -192,7 +203,10 @@ fn truncated_models_are_errors_not_panics() {
     std::fs::write(&path, &bytes[..k]).unwrap();
     let err = load_model(&path).expect_err("a truncated model does not load");
     assert!(err.to_string().contains("cut.onnx"), "{err}");
-    assert!(err.to_string().contains("not a valid ONNX protobuf"), "{err}");
+    assert!(
+        err.to_string().contains("not a valid ONNX protobuf"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -250,7 +264,9 @@ fn a_file_that_is_not_a_model_is_an_error() {
 // external data
 
 fn float_tensor(name: &str, n: usize) -> TensorProto {
-    let raw: Vec<u8> = (0..n).flat_map(|i| (i as f32 * 0.5).to_le_bytes()).collect();
+    let raw: Vec<u8> = (0..n)
+        .flat_map(|i| (i as f32 * 0.5).to_le_bytes())
+        .collect();
     TensorProto {
         name: Some(name.into()),
         dims: vec![n as i64],
@@ -311,7 +327,9 @@ fn save_with_threshold_writes_one_data_file_and_loads_back() {
             assert_eq!(loc.unwrap().value(), "m.onnx.data");
         }
     }
-    let data_len = std::fs::metadata(dir.path().join("m.onnx.data")).unwrap().len();
+    let data_len = std::fs::metadata(dir.path().join("m.onnx.data"))
+        .unwrap()
+        .len();
     assert!(data_len >= (1000 + 3000 + 257) * 4);
 
     let back = load_model(&path).expect("load with external data");
@@ -408,13 +426,22 @@ fn hostile_external_locations_are_refused() {
     let cases: Vec<(Vec<(&str, String)>, &str)> = vec![
         (vec![("location", "/etc/passwd".into())], "absolute"),
         (
-            vec![("location", outside.path().join("secret.bin").display().to_string())],
+            vec![(
+                "location",
+                outside.path().join("secret.bin").display().to_string(),
+            )],
             "absolute",
         ),
         (vec![("location", "../secret.bin".into())], "'..'"),
         (vec![("location", "sub/../../secret.bin".into())], "'..'"),
-        (vec![("location", "link.bin".into())], "outside the model's folder"),
-        (vec![("location", "linkdir/secret.bin".into())], "outside the model's folder"),
+        (
+            vec![("location", "link.bin".into())],
+            "outside the model's folder",
+        ),
+        (
+            vec![("location", "linkdir/secret.bin".into())],
+            "outside the model's folder",
+        ),
         (vec![("location", "missing.bin".into())], "missing.bin"),
         (vec![("location", "".into())], "empty"),
         (vec![("offset", "0".into())], "no location"),
@@ -464,8 +491,14 @@ fn hostile_external_locations_are_refused() {
         let entries: Vec<(&str, &str)> = entries.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let msg = load_with_external(d, &entries);
         assert_ne!(msg, "loaded", "{entries:?} was accepted");
-        assert!(msg.contains(want), "{entries:?}: error '{msg}' lacks '{want}'");
-        assert!(msg.contains("m.onnx"), "{entries:?}: error '{msg}' lacks the model path");
+        assert!(
+            msg.contains(want),
+            "{entries:?}: error '{msg}' lacks '{want}'"
+        );
+        assert!(
+            msg.contains("m.onnx"),
+            "{entries:?}: error '{msg}' lacks the model path"
+        );
     }
 }
 
@@ -507,7 +540,10 @@ fn external_data_in_subgraphs_and_attributes_is_saved_and_loaded() {
     save_model(&model, &path, &opts).unwrap();
     let raw = decode_model(&std::fs::read(&path).unwrap()).unwrap();
     let n = &raw.graph.as_ref().unwrap().node[0];
-    assert_eq!(n.attribute[0].g.as_ref().unwrap().initializer[0].data_location, Some(1));
+    assert_eq!(
+        n.attribute[0].g.as_ref().unwrap().initializer[0].data_location,
+        Some(1)
+    );
     assert_eq!(n.attribute[1].t.as_ref().unwrap().data_location, Some(1));
     assert_eq!(load_model(&path).unwrap(), model);
 }

@@ -109,8 +109,8 @@ fn external_ref(t: &TensorProto) -> Result<ExternalRef, String> {
             _ => {}
         }
     }
-    let location = location
-        .ok_or_else(|| format!("tensor '{}' is external but has no location", t.name()))?;
+    let location =
+        location.ok_or_else(|| format!("tensor '{}' is external but has no location", t.name()))?;
     Ok(ExternalRef {
         location,
         offset,
@@ -158,12 +158,15 @@ pub fn resolve_external_data(model: &mut ModelProto, dir: &Path) -> Result<(), S
         let fi = match index.get(&path) {
             Some(&i) => i,
             None => {
-                let file = File::open(&path).map_err(|e| format!("external data file '{loc}': {e}"))?;
+                let file =
+                    File::open(&path).map_err(|e| format!("external data file '{loc}': {e}"))?;
                 let meta = file
                     .metadata()
                     .map_err(|e| format!("external data file '{loc}': {e}"))?;
                 if !meta.is_file() {
-                    return Err(format!("external data location '{loc}' is not a regular file"));
+                    return Err(format!(
+                        "external data location '{loc}' is not a regular file"
+                    ));
                 }
                 files.push((file, meta.len()));
                 index.insert(path, files.len() - 1);
