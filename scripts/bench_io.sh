@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# I/O benchmarks: onnx-light against the Python `onnx` package, in one run.
+#
+# Run from the crate root:
+#     scripts/bench_io.sh            # 100,000-node text model, 1 GiB external-data model
+#     NODES=20000 MIB=256 scripts/bench_io.sh
+# Environment:
+#     PYTHON      python with onnx installed   (default /work/venv/bin/python, else python3)
+#     CARGO_TARGET_DIR                         (default target)
+#     WORK        scratch folder (default: a new temp dir, removed at the end;
+#                 needs about MIB MiB of disk)
+#     NODES MIB TENSORS RUNS                   sizes and repetitions
+# Prints each side's timings, then "py/light" ratios (> 1: onnx-light is faster)
+# and the peak RSS of each loader, from /usr/bin/time -v.
+# Not a test: timings depend on the machine and its load.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+NODES=${NODES:-100000}
+MIB=${MIB:-1024}
+TENSORS=${TENSORS:-4}
+RUNS=${RUNS:-3}
+PYTHON=${PYTHON:-/work/venv/bin/python}
+[ -x "$PYTHON" ] || PYTHON=python3
+TARGET=${CARGO_TARGET_DIR:-target}
+if [ -z "${WORK:-}" ]; then
+    WORK=$(mktemp -d)
+    trap 'rm -rf "$WORK"' EXIT
+fi
+mkdir -p "$WORK"
+RES="$WORK/results.txt"
+: > "$RES"
+
+cargo build --release --examples -q
+BENCH_TEXT="$TARGET/release/examples/bench_text"
+BENCH_IO="$TARGET/release/examples/bench_io"
+
+echo "== (a) text: $NODES nodes, best of $RUNS"
+"$PYTHON" scripts/bench_io.py gen-text "$WORK/chain.txt" "$NODES"
+echo "-- onnx-light"
+"$BENCH_TEXT" "$WORK/chain.txt" "$RUNS" | tee /dev/stderr | sed 's/^/light_/' >> "$RES"
+echo "-- onnx.parser / onnx.printer"
+"$PYTHON" scripts/bench_io.py text "$WORK/chain.txt" "$RUNS" | tee /dev/stderr | sed 's/^/py_/' >> "$RES"
+
+echo "== (b) load: $MIB MiB in $TENSORS initializers, external data (written by onnx-light)"
+"$BENCH_IO" gen "$WORK/big" "$MIB" "$TENSORS" > /dev/null
+cat "$WORK/big/big.onnx.data" > /dev/null   # both sides start from a warm page cache
+rss() { grep "Maximum resident" "$1" | awk '{print $NF}'; }
+echo "-- onnx-light load_model"
+/usr/bin/time -v -o "$WORK/time_light" "$BENCH_IO" load "$WORK/big/big.onnx" | tee /dev/stderr | grep load_s | sed 's/^/light_/' >> "$RES"
+echo "light_load_rss_kb $(rss "$WORK/time_light")" | tee -a "$RES"
+echo "-- onnx.load(load_external_data=True)"
+/usr/bin/time -v -o "$WORK/time_py" "$PYTHON" scripts/bench_io.py load "$WORK/big/big.onnx" | tee /dev/stderr | grep load_s | sed 's/^/py_/' >> "$RES"
+echo "py_load_rss_kb $(rss "$WORK/time_py")" | tee -a "$RES"
+
+echo "== ratios"
+"$PYTHON" scripts/bench_io.py ratios "$RES"
