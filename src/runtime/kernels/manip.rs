@@ -871,8 +871,12 @@ pub fn constant_of_shape(info: &NodeInfo) -> Result<Kernel, KernelError> {
             bail!("shape {shape:?} has a negative dimension");
         }
         let sh: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
-        let n = checked_numel(&sh)?;
-        out1(gather_flat(&value, &vec![0; n], &sh)?)
+        checked_numel(&sh)?;
+        let filled = crate::map_array!(&value, a => ndarray::ArrayD::from_elem(
+            IxDyn(&sh),
+            a.iter().next().cloned().unwrap_or_default(),
+        ));
+        out1(filled)
     }))
 }
 

@@ -13,6 +13,7 @@ pub mod loss;
 pub mod manip;
 pub mod misc2;
 pub mod nn;
+pub mod pool_fast;
 pub mod reduce;
 pub mod rnn;
 pub mod sequence;
