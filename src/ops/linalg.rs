@@ -5,9 +5,39 @@ use crate::runtime::kernels::linalg as k;
 use crate::shape::rules::linalg as s;
 
 pub const TABLE: &[OpDef] = &[
-    OpDef { domain: "", op_type: "MatMul", since: 1, shape: Some(s::matmul), kernel: Some(k::matmul) },
-    OpDef { domain: "", op_type: "Gemm", since: 1, shape: Some(s::gemm), kernel: Some(k::gemm) },
-    OpDef { domain: "", op_type: "MatMulInteger", since: 1, shape: Some(s::matmul_integer), kernel: Some(k::matmul_integer) },
-    OpDef { domain: "", op_type: "QLinearMatMul", since: 1, shape: Some(s::qlinear_matmul), kernel: Some(k::qlinear_matmul) },
-    OpDef { domain: "", op_type: "Einsum", since: 1, shape: Some(s::einsum), kernel: Some(k::einsum) },
+    OpDef {
+        domain: "",
+        op_type: "MatMul",
+        since: 1,
+        shape: Some(s::matmul),
+        kernel: Some(k::matmul),
+    },
+    OpDef {
+        domain: "",
+        op_type: "Gemm",
+        since: 1,
+        shape: Some(s::gemm),
+        kernel: Some(k::gemm),
+    },
+    OpDef {
+        domain: "",
+        op_type: "MatMulInteger",
+        since: 1,
+        shape: Some(s::matmul_integer),
+        kernel: Some(k::matmul_integer),
+    },
+    OpDef {
+        domain: "",
+        op_type: "QLinearMatMul",
+        since: 1,
+        shape: Some(s::qlinear_matmul),
+        kernel: Some(k::qlinear_matmul),
+    },
+    OpDef {
+        domain: "",
+        op_type: "Einsum",
+        since: 1,
+        shape: Some(s::einsum),
+        kernel: Some(k::einsum),
+    },
 ];

@@ -49,7 +49,8 @@ fn im2col<T: ConvFloat>(x: &[T], c_g: usize, sp: &[usize], w: &Window, col: &mut
                 // offset of the leading axes, or None when in the padding
                 let mut off = Some(0usize);
                 for i in 0..nd - 1 {
-                    let p = (oo[i] * w.strides[i] + kk[i] * w.dilations[i]) as isize - w.pad_begin[i] as isize;
+                    let p = (oo[i] * w.strides[i] + kk[i] * w.dilations[i]) as isize
+                        - w.pad_begin[i] as isize;
                     if p < 0 || p >= sp[i] as isize {
                         off = None;
                         break;
@@ -62,17 +63,30 @@ fn im2col<T: ConvFloat>(x: &[T], c_g: usize, sp: &[usize], w: &Window, col: &mut
                     Some(o) => {
                         let l = nd - 1;
                         let base = o * sp[l];
-                        let (s, d, pb, len) = (w.strides[l], w.dilations[l], w.pad_begin[l] as isize, sp[l] as isize);
+                        let (s, d, pb, len) = (
+                            w.strides[l],
+                            w.dilations[l],
+                            w.pad_begin[l] as isize,
+                            sp[l] as isize,
+                        );
                         let k = (kk[l] * d) as isize - pb;
                         if s == 1 {
                             for (j, v) in seg.iter_mut().enumerate() {
                                 let p = j as isize + k;
-                                *v = if p >= 0 && p < len { xp[base + p as usize] } else { T::zero() };
+                                *v = if p >= 0 && p < len {
+                                    xp[base + p as usize]
+                                } else {
+                                    T::zero()
+                                };
                             }
                         } else {
                             for (j, v) in seg.iter_mut().enumerate() {
                                 let p = (j * s) as isize + k;
-                                *v = if p >= 0 && p < len { xp[base + p as usize] } else { T::zero() };
+                                *v = if p >= 0 && p < len {
+                                    xp[base + p as usize]
+                                } else {
+                                    T::zero()
+                                };
                             }
                         }
                     }
@@ -207,7 +221,10 @@ pub fn conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 let (Some(xs), Some(ws)) = (xv.as_slice(), wv.as_slice()) else {
                     bail!("internal: non-contiguous buffer");
                 };
-                Tensor::F64(ArrayD::from_shape_vec(IxDyn(&oshape), conv_core(xs, ws, bv.as_deref(), &g))?)
+                Tensor::F64(ArrayD::from_shape_vec(
+                    IxDyn(&oshape),
+                    conv_core(xs, ws, bv.as_deref(), &g),
+                )?)
             }
             Tensor::F32(xa) => {
                 let xv = xa.as_standard_layout();
@@ -219,7 +236,10 @@ pub fn conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 let (Some(xs), Some(ws)) = (xv.as_slice(), wv.as_slice()) else {
                     bail!("internal: non-contiguous buffer");
                 };
-                Tensor::F32(ArrayD::from_shape_vec(IxDyn(&oshape), conv_core(xs, ws, bv.as_deref(), &g))?)
+                Tensor::F32(ArrayD::from_shape_vec(
+                    IxDyn(&oshape),
+                    conv_core(xs, ws, bv.as_deref(), &g),
+                )?)
             }
             Tensor::F16(_) | Tensor::BF16(_) => {
                 let bv = match b {
@@ -227,7 +247,11 @@ pub fn conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
                     None => None,
                 };
                 let y = conv_core(&f32s(x)?, &f32s(w)?, bv.as_deref(), &g);
-                from_f64s(x.dtype(), &oshape, y.into_iter().map(|v| v as f64).collect())?
+                from_f64s(
+                    x.dtype(),
+                    &oshape,
+                    y.into_iter().map(|v| v as f64).collect(),
+                )?
             }
             other => bail!("Conv does not accept {}", other.dtype()),
         };
@@ -296,7 +320,9 @@ pub fn conv_transpose(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let xs = x.shape().to_vec();
         let ws = w.shape().to_vec();
         if xs.len() < 3 || ws.len() != xs.len() {
-            bail!("ConvTranspose needs X of rank >= 3 and W of the same rank, got {xs:?} and {ws:?}");
+            bail!(
+                "ConvTranspose needs X of rank >= 3 and W of the same rank, got {xs:?} and {ws:?}"
+            );
         }
         if group < 1 {
             bail!("group must be positive");
@@ -309,7 +335,13 @@ pub fn conv_transpose(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let m_g = ws[1];
         let m = m_g * grp;
         let c_g = c / grp;
-        let geo = ConvTGeo::new(&xs[2..], &ws[2..], &wa, out_pad.as_deref(), out_shape_attr.as_deref())?;
+        let geo = ConvTGeo::new(
+            &xs[2..],
+            &ws[2..],
+            &wa,
+            out_pad.as_deref(),
+            out_shape_attr.as_deref(),
+        )?;
         let kprod: usize = ws[2..].iter().product();
         let iprod: usize = xs[2..].iter().product();
         let oprod: usize = geo.out.iter().product();
@@ -346,12 +378,14 @@ pub fn conv_transpose(info: &NodeInfo) -> Result<Kernel, KernelError> {
                     let ybase = (ni * m + gi * m_g + mi) * oprod;
                     kk.iter_mut().for_each(|v| *v = 0);
                     for kidx in 0..kprod {
-                        let row = &col[(mi * kprod + kidx) * iprod..(mi * kprod + kidx + 1) * iprod];
+                        let row =
+                            &col[(mi * kprod + kidx) * iprod..(mi * kprod + kidx + 1) * iprod];
                         ii.iter_mut().for_each(|v| *v = 0);
                         for &val in row {
                             let mut off = Some(0usize);
                             for d in 0..nd {
-                                let p = (ii[d] * geo.strides[d] + kk[d] * geo.dilations[d]) as isize
+                                let p = (ii[d] * geo.strides[d] + kk[d] * geo.dilations[d])
+                                    as isize
                                     - geo.pad_begin[d];
                                 if p < 0 || p >= geo.out[d] as isize {
                                     off = None;
@@ -396,18 +430,19 @@ impl ConvTGeo {
         out_shape: Option<&[i64]>,
     ) -> Result<ConvTGeo, KernelError> {
         let nd = sp.len();
-        let get = |v: Option<&[i64]>, what: &str, def: i64, min: i64| -> Result<Vec<i64>, KernelError> {
-            match v {
-                None => Ok(vec![def; nd]),
-                Some(v) if v.len() == nd => {
-                    if v.iter().any(|&x| x < min || x > 1 << 24) {
-                        bail!("{what} {v:?} out of range");
+        let get =
+            |v: Option<&[i64]>, what: &str, def: i64, min: i64| -> Result<Vec<i64>, KernelError> {
+                match v {
+                    None => Ok(vec![def; nd]),
+                    Some(v) if v.len() == nd => {
+                        if v.iter().any(|&x| x < min || x > 1 << 24) {
+                            bail!("{what} {v:?} out of range");
+                        }
+                        Ok(v.to_vec())
                     }
-                    Ok(v.to_vec())
+                    Some(v) => bail!("{what} has {} values for {nd} spatial axes", v.len()),
                 }
-                Some(v) => bail!("{what} has {} values for {nd} spatial axes", v.len()),
-            }
-        };
+            };
         let s = get(wa.strides.as_deref(), "strides", 1, 1)?;
         let d = get(wa.dilations.as_deref(), "dilations", 1, 1)?;
         let op = get(out_pad, "output_padding", 0, 0)?;
@@ -481,7 +516,15 @@ mod tests {
     }
 
     /// Direct definition of a 2-D convolution, for comparison.
-    fn naive(x: &[f64], xs: [usize; 4], w: &[f64], ws: [usize; 4], pad: usize, s: usize, group: usize) -> Vec<f64> {
+    fn naive(
+        x: &[f64],
+        xs: [usize; 4],
+        w: &[f64],
+        ws: [usize; 4],
+        pad: usize,
+        s: usize,
+        group: usize,
+    ) -> Vec<f64> {
         let oh = (xs[2] + 2 * pad - ws[2]) / s + 1;
         let ow = (xs[3] + 2 * pad - ws[3]) / s + 1;
         let c_g = xs[1] / group;
@@ -498,8 +541,14 @@ mod tests {
                                 for b in 0..ws[3] {
                                     let h = (i * s + a) as isize - pad as isize;
                                     let v = (j * s + b) as isize - pad as isize;
-                                    if h >= 0 && v >= 0 && (h as usize) < xs[2] && (v as usize) < xs[3] {
-                                        let xi = ((n * xs[1] + g * c_g + c) * xs[2] + h as usize) * xs[3] + v as usize;
+                                    if h >= 0
+                                        && v >= 0
+                                        && (h as usize) < xs[2]
+                                        && (v as usize) < xs[3]
+                                    {
+                                        let xi = ((n * xs[1] + g * c_g + c) * xs[2] + h as usize)
+                                            * xs[3]
+                                            + v as usize;
                                         acc += x[xi] * w[((m * c_g + c) * ws[2] + a) * ws[3] + b];
                                     }
                                 }
@@ -517,13 +566,21 @@ mod tests {
     fn im2col_conv_matches_direct_definition() {
         let xs = [2, 4, 5, 6];
         let ws = [6, 2, 3, 2];
-        let x: Vec<f64> = (0..xs.iter().product::<usize>()).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
-        let w: Vec<f64> = (0..ws.iter().product::<usize>()).map(|i| ((i * 3) % 5) as f64 - 2.0).collect();
+        let x: Vec<f64> = (0..xs.iter().product::<usize>())
+            .map(|i| ((i * 7) % 11) as f64 - 5.0)
+            .collect();
+        let w: Vec<f64> = (0..ws.iter().product::<usize>())
+            .map(|i| ((i * 3) % 5) as f64 - 2.0)
+            .collect();
         for (pad, s) in [(0, 1), (1, 2), (2, 1)] {
             let wa = attrs(Some(vec![pad as i64; 4]), Some(vec![s as i64; 2]));
             let g = conv_geo(&xs, &ws, &wa, 2).unwrap();
             let got = conv_core(&x, &w, None, &g);
-            assert_eq!(got, naive(&x, xs, &w, ws, pad, s, 2), "pad {pad} stride {s}");
+            assert_eq!(
+                got,
+                naive(&x, xs, &w, ws, pad, s, 2),
+                "pad {pad} stride {s}"
+            );
         }
     }
 

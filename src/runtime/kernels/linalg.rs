@@ -87,7 +87,11 @@ impl Gemm for f64 {
 
 fn matmul_typed<T: Gemm>(a: &Tensor, b: &Tensor) -> Result<Tensor, KernelError> {
     let (Some(x), Some(y)) = (T::view(a), T::view(b)) else {
-        bail!("MatMul operands must have one type, got {} and {}", a.dtype(), b.dtype());
+        bail!(
+            "MatMul operands must have one type, got {} and {}",
+            a.dtype(),
+            b.dtype()
+        );
     };
     Ok(T::wrap(matmul_arrays(x, y)?))
 }
@@ -95,7 +99,11 @@ fn matmul_typed<T: Gemm>(a: &Tensor, b: &Tensor) -> Result<Tensor, KernelError> 
 /// numpy `matmul` of two arrays.
 pub fn matmul_arrays<T: Gemm>(x: &ArrayD<T>, y: &ArrayD<T>) -> Result<ArrayD<T>, KernelError> {
     if x.ndim() == 0 || y.ndim() == 0 {
-        bail!("MatMul operands must have rank >= 1, got {:?} and {:?}", x.shape(), y.shape());
+        bail!(
+            "MatMul operands must have rank >= 1, got {:?} and {:?}",
+            x.shape(),
+            y.shape()
+        );
     }
     let mut xs = x.shape().to_vec();
     let mut ys = y.shape().to_vec();
@@ -170,7 +178,11 @@ pub fn matmul(_: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(|_, ins| {
         let a = tensor_in(ins, 0)?;
         let b = tensor_in(ins, 1)?;
-        let y = dispatch_num!(a, matmul_typed(a, b), bail!("MatMul does not accept {}", a.dtype()))?;
+        let y = dispatch_num!(
+            a,
+            matmul_typed(a, b),
+            bail!("MatMul does not accept {}", a.dtype())
+        )?;
         Ok(vec![Value::Tensor(y)])
     }))
 }
@@ -187,7 +199,11 @@ fn gemm_typed<T: Gemm>(
     let x: &ArrayD<T> = super::typed(a, "A")?;
     let y: &ArrayD<T> = super::typed(b, "B")?;
     if x.ndim() != 2 || y.ndim() != 2 {
-        bail!("Gemm needs 2-D A and B, got {:?} and {:?}", x.shape(), y.shape());
+        bail!(
+            "Gemm needs 2-D A and B, got {:?} and {:?}",
+            x.shape(),
+            y.shape()
+        );
     }
     let x2 = x.view().into_dimensionality::<ndarray::Ix2>()?;
     let y2 = y.view().into_dimensionality::<ndarray::Ix2>()?;
@@ -213,7 +229,10 @@ fn gemm_typed<T: Gemm>(
     if let Some(c) = c {
         let cv: &ArrayD<T> = super::typed(c, "C")?;
         let cb = cv.broadcast(ndarray::IxDyn(&[m, n])).ok_or_else(|| {
-            KernelError::new(format!("C of shape {:?} does not broadcast to [{m}, {n}]", cv.shape()))
+            KernelError::new(format!(
+                "C of shape {:?} does not broadcast to [{m}, {n}]",
+                cv.shape()
+            ))
         })?;
         let be = T::from_f64(beta as f64);
         ndarray::Zip::from(&mut res).and(&cb).for_each(|o, &cval| {
@@ -234,7 +253,11 @@ pub fn gemm(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let a = tensor_in(ins, 0)?;
         let b = tensor_in(ins, 1)?;
         let c = crate::runtime::kernel::opt_tensor_in(ins, 2)?;
-        let y = dispatch_num!(a, gemm_typed(a, b, c, p), bail!("Gemm does not accept {}", a.dtype()))?;
+        let y = dispatch_num!(
+            a,
+            gemm_typed(a, b, c, p),
+            bail!("Gemm does not accept {}", a.dtype())
+        )?;
         Ok(vec![Value::Tensor(y)])
     }))
 }
@@ -267,13 +290,20 @@ fn shifted(
         out = super::zip2(&out, &param(s, "scale")?, |p, q| p * q)?;
     }
     if out.shape() != x.shape() {
-        bail!("a zero point or scale of shape {:?} does not fit the input {:?}", out.shape(), x.shape());
+        bail!(
+            "a zero point or scale of shape {:?} does not fit the input {:?}",
+            out.shape(),
+            x.shape()
+        );
     }
     Ok(out)
 }
 
 fn int8ish(t: &Tensor, what: &str) -> Result<(), KernelError> {
-    if !matches!(t.dtype(), crate::tensor::DataType::Int8 | crate::tensor::DataType::Uint8) {
+    if !matches!(
+        t.dtype(),
+        crate::tensor::DataType::Int8 | crate::tensor::DataType::Uint8
+    ) {
         bail!("{what} must be int8 or uint8, got {}", t.dtype());
     }
     Ok(())
@@ -395,7 +425,10 @@ pub fn einsum_parse(eq: &str, ranks: &[usize]) -> Result<EinsumSpec, String> {
             }
             ell = ell.max(r - named);
         } else if labels.len() != r {
-            return Err(format!("term '{t}' has {} labels for rank {r}", labels.len()));
+            return Err(format!(
+                "term '{t}' has {} labels for rank {r}",
+                labels.len()
+            ));
         }
         parsed.push(labels);
     }
@@ -417,7 +450,13 @@ pub fn einsum_parse(eq: &str, ranks: &[usize]) -> Result<EinsumSpec, String> {
     let inputs: Vec<Vec<u8>> = parsed
         .iter()
         .zip(ranks)
-        .map(|(l, &r)| if l.contains(&b'.') { expand(l, r) } else { l.clone() })
+        .map(|(l, &r)| {
+            if l.contains(&b'.') {
+                expand(l, r)
+            } else {
+                l.clone()
+            }
+        })
         .collect();
     let output = match rhs {
         Some(r) => {
@@ -447,7 +486,10 @@ pub fn einsum_parse(eq: &str, ranks: &[usize]) -> Result<EinsumSpec, String> {
             for l in &inputs {
                 for &c in l {
                     if c.is_ascii_alphabetic() && !letters.contains(&c) {
-                        let count: usize = inputs.iter().map(|l| l.iter().filter(|&&d| d == c).count()).sum();
+                        let count: usize = inputs
+                            .iter()
+                            .map(|l| l.iter().filter(|&&d| d == c).count())
+                            .sum();
                         if count == 1 {
                             letters.push(c);
                         }
@@ -516,7 +558,10 @@ fn einsum_typed<T: Num>(spec: &EinsumSpec, ts: &[&Tensor]) -> Result<Tensor, Ker
     }
     let datas: Vec<&[T]> = arrays
         .iter()
-        .map(|a| a.as_slice().ok_or_else(|| KernelError::new("internal: non-contiguous")))
+        .map(|a| {
+            a.as_slice()
+                .ok_or_else(|| KernelError::new("internal: non-contiguous"))
+        })
         .collect::<Result<_, _>>()?;
     let mut out = Vec::with_capacity(osize);
     let mut oi = vec![0usize; nout];
@@ -532,7 +577,11 @@ fn einsum_typed<T: Num>(spec: &EinsumSpec, ts: &[&Tensor]) -> Result<Tensor, Ker
         for _ in 0..rsize {
             let mut prod = T::one();
             for (k, st) in strides.iter().enumerate() {
-                let off: usize = base[k] + ri.iter().zip(&st[nout..]).map(|(i, s)| i * s).sum::<usize>();
+                let off: usize = base[k]
+                    + ri.iter()
+                        .zip(&st[nout..])
+                        .map(|(i, s)| i * s)
+                        .sum::<usize>();
                 prod = prod.mul(datas[k][off]);
             }
             acc = acc.add(prod);
@@ -541,7 +590,10 @@ fn einsum_typed<T: Num>(spec: &EinsumSpec, ts: &[&Tensor]) -> Result<Tensor, Ker
         out.push(acc);
         super::nn::next_index(&mut oi, &size[..nout]);
     }
-    Ok(T::wrap(ArrayD::from_shape_vec(ndarray::IxDyn(&size[..nout]), out)?))
+    Ok(T::wrap(ArrayD::from_shape_vec(
+        ndarray::IxDyn(&size[..nout]),
+        out,
+    )?))
 }
 
 pub fn einsum(info: &NodeInfo) -> Result<Kernel, KernelError> {
@@ -550,7 +602,9 @@ pub fn einsum(info: &NodeInfo) -> Result<Kernel, KernelError> {
         .string("equation")
         .ok_or_else(|| KernelError::new("Einsum needs an equation"))?;
     Ok(Box::new(move |_, ins| {
-        let ts: Vec<&Tensor> = (0..ins.len()).map(|i| tensor_in(ins, i)).collect::<Result<_, _>>()?;
+        let ts: Vec<&Tensor> = (0..ins.len())
+            .map(|i| tensor_in(ins, i))
+            .collect::<Result<_, _>>()?;
         if ts.is_empty() {
             bail!("Einsum needs at least one input");
         }
@@ -560,7 +614,11 @@ pub fn einsum(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let ranks: Vec<usize> = ts.iter().map(|t| t.rank()).collect();
         let spec = einsum_parse(&eq, &ranks).map_err(KernelError::new)?;
         let a = ts[0];
-        let y = dispatch_num!(a, einsum_typed(&spec, &ts), bail!("Einsum does not accept {}", a.dtype()))?;
+        let y = dispatch_num!(
+            a,
+            einsum_typed(&spec, &ts),
+            bail!("Einsum does not accept {}", a.dtype())
+        )?;
         Ok(vec![Value::Tensor(y)])
     }))
 }
@@ -582,11 +640,14 @@ mod tests {
         let b = Tensor::from_vec(&[3, 2], (1..=6).collect::<Vec<i64>>()).unwrap();
         let mm = run("ij,jk", &[a.clone(), b.clone()]);
         assert_eq!(mm.to_i64_vec().unwrap(), vec![22, 28, 49, 64]);
-        let t = run("ij->ji", &[a.clone()]);
+        let t = run("ij->ji", std::slice::from_ref(&a));
         assert_eq!(t.shape(), &[3, 2]);
         assert_eq!(t.to_i64_vec().unwrap(), vec![1, 4, 2, 5, 3, 6]);
         let sq = Tensor::from_vec(&[2, 2], vec![1i64, 2, 3, 4]).unwrap();
-        assert_eq!(run("ii", &[sq.clone()]).to_i64_vec().unwrap(), vec![5]);
+        assert_eq!(
+            run("ii", std::slice::from_ref(&sq)).to_i64_vec().unwrap(),
+            vec![5]
+        );
         assert_eq!(run("ii->i", &[sq]).to_i64_vec().unwrap(), vec![1, 4]);
         let e = run("...j->...", &[a]);
         assert_eq!(e.to_i64_vec().unwrap(), vec![6, 15]);

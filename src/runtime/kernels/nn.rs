@@ -27,20 +27,51 @@ pub fn to_f64s(t: &Tensor, what: &str) -> Result<Vec<f64>, KernelError> {
 pub fn from_f64s(dtype: DataType, shape: &[usize], v: Vec<f64>) -> Result<Tensor, KernelError> {
     let sh = IxDyn(shape);
     Ok(match dtype {
-        DataType::Float => Tensor::F32(ArrayD::from_shape_vec(sh, v.into_iter().map(|x| x as f32).collect())?),
+        DataType::Float => Tensor::F32(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(|x| x as f32).collect(),
+        )?),
         DataType::Double => Tensor::F64(ArrayD::from_shape_vec(sh, v)?),
-        DataType::Float16 => Tensor::F16(ArrayD::from_shape_vec(sh, v.into_iter().map(f16::from_f64).collect())?),
-        DataType::Bfloat16 => {
-            Tensor::BF16(ArrayD::from_shape_vec(sh, v.into_iter().map(bf16::from_f64).collect())?)
-        }
-        DataType::Int8 => Tensor::I8(ArrayD::from_shape_vec(sh, v.into_iter().map(|x| x as i8).collect())?),
-        DataType::Int16 => Tensor::I16(ArrayD::from_shape_vec(sh, v.into_iter().map(|x| x as i16).collect())?),
-        DataType::Int32 => Tensor::I32(ArrayD::from_shape_vec(sh, v.into_iter().map(|x| x as i32).collect())?),
-        DataType::Int64 => Tensor::I64(ArrayD::from_shape_vec(sh, v.into_iter().map(|x| x as i64).collect())?),
-        DataType::Uint8 => Tensor::U8(ArrayD::from_shape_vec(sh, v.into_iter().map(|x| x as u8).collect())?),
-        DataType::Uint16 => Tensor::U16(ArrayD::from_shape_vec(sh, v.into_iter().map(|x| x as u16).collect())?),
-        DataType::Uint32 => Tensor::U32(ArrayD::from_shape_vec(sh, v.into_iter().map(|x| x as u32).collect())?),
-        DataType::Uint64 => Tensor::U64(ArrayD::from_shape_vec(sh, v.into_iter().map(|x| x as u64).collect())?),
+        DataType::Float16 => Tensor::F16(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(f16::from_f64).collect(),
+        )?),
+        DataType::Bfloat16 => Tensor::BF16(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(bf16::from_f64).collect(),
+        )?),
+        DataType::Int8 => Tensor::I8(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(|x| x as i8).collect(),
+        )?),
+        DataType::Int16 => Tensor::I16(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(|x| x as i16).collect(),
+        )?),
+        DataType::Int32 => Tensor::I32(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(|x| x as i32).collect(),
+        )?),
+        DataType::Int64 => Tensor::I64(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(|x| x as i64).collect(),
+        )?),
+        DataType::Uint8 => Tensor::U8(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(|x| x as u8).collect(),
+        )?),
+        DataType::Uint16 => Tensor::U16(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(|x| x as u16).collect(),
+        )?),
+        DataType::Uint32 => Tensor::U32(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(|x| x as u32).collect(),
+        )?),
+        DataType::Uint64 => Tensor::U64(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(|x| x as u64).collect(),
+        )?),
         other => bail!("cannot produce a {other} tensor here"),
     })
 }
@@ -72,10 +103,20 @@ enum SoftKind {
 /// Splits a shape into (outer, axis length, inner) for a softmax-like op:
 /// before opset 13 the input is coerced to 2-D at `axis`; from 13 on the
 /// operation runs along the single axis.
-fn soft_split(shape: &[usize], axis: i64, opset: i64) -> Result<(usize, usize, usize), KernelError> {
+fn soft_split(
+    shape: &[usize],
+    axis: i64,
+    opset: i64,
+) -> Result<(usize, usize, usize), KernelError> {
     let r = shape.len();
     if opset < 13 {
-        let a = if r == 0 { 0 } else if axis == r as i64 { r } else { norm_axis(axis, r)? };
+        let a = if r == 0 {
+            0
+        } else if axis == r as i64 {
+            r
+        } else {
+            norm_axis(axis, r)?
+        };
         let outer: usize = shape[..a].iter().product();
         let len: usize = shape[a..].iter().product();
         Ok((outer, len, 1))
@@ -84,7 +125,11 @@ fn soft_split(shape: &[usize], axis: i64, opset: i64) -> Result<(usize, usize, u
             return Ok((1, 1, 1));
         }
         let a = norm_axis(axis, r)?;
-        Ok((shape[..a].iter().product(), shape[a], shape[a + 1..].iter().product()))
+        Ok((
+            shape[..a].iter().product(),
+            shape[a],
+            shape[a + 1..].iter().product(),
+        ))
     }
 }
 
@@ -190,22 +235,26 @@ pub fn batch_norm(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let in_mean = channel_vec(mean_t, c, "input_mean")?;
         let in_var = channel_vec(var_t, c, "input_var")?;
         let xv = to_f64s(x, "X")?;
-        let training = training || (opset < 14 && opset >= 9 && nout > 1) || (opset < 9 && nout > 1);
+        // before opset 14 the extra outputs alone select the training form
+        let training = training || (opset < 14 && nout > 1);
         let (mean, var) = if training {
             let cnt = (n * sp).max(1) as f64;
             let mut m = vec![0.0; c];
             let mut vv = vec![0.0; c];
             for ni in 0..n {
-                for ci in 0..c {
+                for (ci, mv) in m.iter_mut().enumerate() {
                     let base = (ni * c + ci) * sp;
-                    m[ci] += xv[base..base + sp].iter().sum::<f64>();
+                    *mv += xv[base..base + sp].iter().sum::<f64>();
                 }
             }
             m.iter_mut().for_each(|v| *v /= cnt);
             for ni in 0..n {
-                for ci in 0..c {
+                for (ci, (vc, mc)) in vv.iter_mut().zip(&m).enumerate() {
                     let base = (ni * c + ci) * sp;
-                    vv[ci] += xv[base..base + sp].iter().map(|v| (v - m[ci]).powi(2)).sum::<f64>();
+                    *vc += xv[base..base + sp]
+                        .iter()
+                        .map(|v| (v - mc).powi(2))
+                        .sum::<f64>();
                 }
             }
             vv.iter_mut().for_each(|v| *v /= cnt);
@@ -225,8 +274,12 @@ pub fn batch_norm(info: &NodeInfo) -> Result<Kernel, KernelError> {
         }
         let mut outs: Vec<Value> = vec![from_f64s(x.dtype(), x.shape(), y)?.into()];
         if training && nout > 1 {
-            let rm: Vec<f64> = (0..c).map(|i| in_mean[i] * momentum + mean[i] * (1.0 - momentum)).collect();
-            let rv: Vec<f64> = (0..c).map(|i| in_var[i] * momentum + var[i] * (1.0 - momentum)).collect();
+            let rm: Vec<f64> = (0..c)
+                .map(|i| in_mean[i] * momentum + mean[i] * (1.0 - momentum))
+                .collect();
+            let rv: Vec<f64> = (0..c)
+                .map(|i| in_var[i] * momentum + var[i] * (1.0 - momentum))
+                .collect();
             outs.push(from_f64s(mean_t.dtype(), &[c], rm)?.into());
             outs.push(from_f64s(var_t.dtype(), &[c], rv)?.into());
             if nout > 3 {
@@ -287,7 +340,10 @@ fn broadcast_to(t: &Tensor, shape: &[usize], what: &str) -> Result<Vec<f64>, Ker
     let v = to_f64s(t, what)?;
     let a = ArrayD::from_shape_vec(IxDyn(t.shape()), v)?;
     let b = a.broadcast(IxDyn(shape)).ok_or_else(|| {
-        KernelError::new(format!("{what} of shape {:?} does not broadcast to {shape:?}", t.shape()))
+        KernelError::new(format!(
+            "{what} of shape {:?} does not broadcast to {shape:?}",
+            t.shape()
+        ))
     })?;
     Ok(b.iter().cloned().collect())
 }
@@ -449,8 +505,14 @@ pub fn mvn(info: &NodeInfo) -> Result<Kernel, KernelError> {
         for (ax, &r) in red.iter().enumerate() {
             if r {
                 let len = sh[ax].max(1) as f64;
-                mean = mean.sum_axis(ndarray::Axis(ax)).insert_axis(ndarray::Axis(ax)) / len;
-                sq = sq.sum_axis(ndarray::Axis(ax)).insert_axis(ndarray::Axis(ax)) / len;
+                mean = mean
+                    .sum_axis(ndarray::Axis(ax))
+                    .insert_axis(ndarray::Axis(ax))
+                    / len;
+                sq = sq
+                    .sum_axis(ndarray::Axis(ax))
+                    .insert_axis(ndarray::Axis(ax))
+                    / len;
             }
         }
         let m = mean
@@ -479,7 +541,12 @@ pub fn dropout(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let x = tensor_in(ins, 0)?;
         let training = if opset >= 12 {
             match opt_tensor_in(ins, 2)? {
-                Some(t) => t.to_f64_vec().and_then(|v| v.first().copied()).unwrap_or(0.0) != 0.0,
+                Some(t) => {
+                    t.to_f64_vec()
+                        .and_then(|v| v.first().copied())
+                        .unwrap_or(0.0)
+                        != 0.0
+                }
                 None => false,
             }
         } else {
@@ -487,7 +554,10 @@ pub fn dropout(info: &NodeInfo) -> Result<Kernel, KernelError> {
         };
         let ratio = if opset >= 12 {
             match opt_tensor_in(ins, 1)? {
-                Some(t) => t.to_f64_vec().and_then(|v| v.first().copied()).unwrap_or(0.5),
+                Some(t) => t
+                    .to_f64_vec()
+                    .and_then(|v| v.first().copied())
+                    .unwrap_or(0.5),
                 None => 0.5,
             }
         } else {
@@ -549,7 +619,11 @@ impl WindowAttrs {
 
     /// Resolves the window over `spatial` input sizes (`kernel` from the
     /// weights when the attribute is absent).
-    pub fn resolve(&self, spatial: &[usize], kernel: Option<&[usize]>) -> Result<Window, KernelError> {
+    pub fn resolve(
+        &self,
+        spatial: &[usize],
+        kernel: Option<&[usize]>,
+    ) -> Result<Window, KernelError> {
         let n = spatial.len();
         let pos = |v: &Option<Vec<i64>>, what: &str, min: i64| -> Result<Vec<usize>, KernelError> {
             match v {
@@ -573,7 +647,10 @@ impl WindowAttrs {
             (None, None) => bail!("kernel_shape is required"),
         };
         if k.len() != n {
-            bail!("the kernel has {} axes, the input {n} spatial axes", k.len());
+            bail!(
+                "the kernel has {} axes, the input {n} spatial axes",
+                k.len()
+            );
         }
         let s = pos(&self.strides, "strides", 1)?;
         let d = pos(&self.dilations, "dilations", 1)?;
@@ -694,7 +771,8 @@ fn pool_compute(
                 let mut cm = 0usize;
                 let mut cm_stride = 1usize;
                 for i in 0..nd {
-                    let p = (o[i] * w.strides[i] + kk[i] * w.dilations[i]) as isize - w.pad_begin[i] as isize;
+                    let p = (o[i] * w.strides[i] + kk[i] * w.dilations[i]) as isize
+                        - w.pad_begin[i] as isize;
                     if p < 0 || p >= sp[i] as isize {
                         inside = false;
                         if p < -(w.pad_begin[i] as isize) || p >= (sp[i] + w.pad_end[i]) as isize {
@@ -758,7 +836,8 @@ fn pool_kernel(info: &NodeInfo, kind: PoolKind) -> Result<Kernel, KernelError> {
         if sh.len() < 3 {
             bail!("pooling needs an N x C x D1 ... input, got {sh:?}");
         }
-        if !is_float(x.dtype()) && !(kind == PoolKind::Max && matches!(x.dtype(), DataType::Int8 | DataType::Uint8)) {
+        let int8 = matches!(x.dtype(), DataType::Int8 | DataType::Uint8);
+        if !(is_float(x.dtype()) || kind == PoolKind::Max && int8) {
             bail!("pooling does not accept {}", x.dtype());
         }
         let w = wa.resolve(&sh[2..], None)?;
@@ -840,30 +919,56 @@ mod tests {
 
     #[test]
     fn window_sizes() {
-        let w = wa(&[3], &[2], Some(&[1, 1]), "NOTSET", false).resolve(&[6], None).unwrap();
+        let w = wa(&[3], &[2], Some(&[1, 1]), "NOTSET", false)
+            .resolve(&[6], None)
+            .unwrap();
         assert_eq!(w.out, vec![3]);
-        let w = wa(&[3], &[2], None, "NOTSET", true).resolve(&[6], None).unwrap();
+        let w = wa(&[3], &[2], None, "NOTSET", true)
+            .resolve(&[6], None)
+            .unwrap();
         assert_eq!(w.out, vec![3]); // (6-3)/2 ceil = 2, + 1
-        let w = wa(&[3], &[2], None, "SAME_LOWER", false).resolve(&[5], None).unwrap();
+        let w = wa(&[3], &[2], None, "SAME_LOWER", false)
+            .resolve(&[5], None)
+            .unwrap();
         assert_eq!((w.out[0], w.pad_begin[0], w.pad_end[0]), (3, 1, 1));
-        let w = wa(&[2], &[1], None, "SAME_LOWER", false).resolve(&[4], None).unwrap();
+        let w = wa(&[2], &[1], None, "SAME_LOWER", false)
+            .resolve(&[4], None)
+            .unwrap();
         assert_eq!((w.pad_begin[0], w.pad_end[0]), (1, 0));
-        assert!(wa(&[9], &[1], None, "NOTSET", false).resolve(&[4], None).is_err());
+        assert!(wa(&[9], &[1], None, "NOTSET", false)
+            .resolve(&[4], None)
+            .is_err());
     }
 
     #[test]
     fn max_pool_indices_and_avg_pad() {
         let x: Vec<f64> = (0..16).map(|v| v as f64).collect();
-        let w = wa(&[2, 2], &[2, 2], None, "NOTSET", false).resolve(&[4, 4], None).unwrap();
+        let w = wa(&[2, 2], &[2, 2], None, "NOTSET", false)
+            .resolve(&[4, 4], None)
+            .unwrap();
         let (y, ind) = pool_compute(PoolKind::Max, &x, &[1, 1, 4, 4], &w, 0);
         assert_eq!(y, vec![5.0, 7.0, 13.0, 15.0]);
         assert_eq!(ind, vec![5, 7, 13, 15]);
         let (_, ind) = pool_compute(PoolKind::Max, &x, &[1, 1, 4, 4], &w, 1);
         assert_eq!(ind, vec![5, 13, 7, 15]);
-        let w = wa(&[3], &[1], Some(&[1, 1]), "NOTSET", false).resolve(&[2], None).unwrap();
-        let (a, _) = pool_compute(PoolKind::Avg { include_pad: false }, &[2.0, 4.0], &[1, 1, 2], &w, 0);
+        let w = wa(&[3], &[1], Some(&[1, 1]), "NOTSET", false)
+            .resolve(&[2], None)
+            .unwrap();
+        let (a, _) = pool_compute(
+            PoolKind::Avg { include_pad: false },
+            &[2.0, 4.0],
+            &[1, 1, 2],
+            &w,
+            0,
+        );
         assert_eq!(a, vec![3.0, 3.0]);
-        let (b, _) = pool_compute(PoolKind::Avg { include_pad: true }, &[2.0, 4.0], &[1, 1, 2], &w, 0);
+        let (b, _) = pool_compute(
+            PoolKind::Avg { include_pad: true },
+            &[2.0, 4.0],
+            &[1, 1, 2],
+            &w,
+            0,
+        );
         assert_eq!(b, vec![2.0, 2.0]);
     }
 

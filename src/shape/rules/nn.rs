@@ -76,7 +76,11 @@ pub fn layer_norm(cx: &mut InferCtx) -> Result<(), ShapeError> {
 pub fn dropout(cx: &mut InferCtx) -> Result<(), ShapeError> {
     same_as_input(cx)?;
     if cx.num_outputs() > 1 {
-        let elem = if cx.opset >= 10 { DataType::Bool } else { cx.elem_req(0)? };
+        let elem = if cx.opset >= 10 {
+            DataType::Bool
+        } else {
+            cx.elem_req(0)?
+        };
         let shape = cx.shape(0).map(|s| s.to_vec());
         cx.set_tensor(1, elem, shape);
     }
@@ -110,7 +114,10 @@ fn ints_or(cx: &InferCtx, name: &str, n: usize, def: i64) -> Result<Vec<i64>, Sh
 fn window_out(cx: &InferCtx, spatial: &[Dim], kernel: &[i64]) -> Result<Vec<Dim>, ShapeError> {
     let n = spatial.len();
     if kernel.len() != n {
-        shape_bail!("the kernel has {} axes, the input {n} spatial axes", kernel.len());
+        shape_bail!(
+            "the kernel has {} axes, the input {n} spatial axes",
+            kernel.len()
+        );
     }
     let s = ints_or(cx, "strides", n, 1)?;
     let d = ints_or(cx, "dilations", n, 1)?;
@@ -166,7 +173,10 @@ pub fn pool(cx: &mut InferCtx) -> Result<(), ShapeError> {
         return Ok(());
     };
     if s.len() < 3 {
-        shape_bail!("pooling needs an N x C x D1 ... input, got rank {}", s.len());
+        shape_bail!(
+            "pooling needs an N x C x D1 ... input, got rank {}",
+            s.len()
+        );
     }
     let Some(k) = cx.attrs.ints("kernel_shape") else {
         shape_bail!("kernel_shape is required");
@@ -183,8 +193,14 @@ pub fn pool(cx: &mut InferCtx) -> Result<(), ShapeError> {
 /// The kernel sizes of a convolution: the attribute, else W's spatial dims.
 fn conv_kernel(cx: &InferCtx, w: Option<&[Dim]>) -> Option<Vec<i64>> {
     cx.attrs.ints("kernel_shape").or_else(|| {
-        w.and_then(|w| w.get(2..).map(|d| d.iter().map(|e| e.as_ref().and_then(|e| e.as_int())).collect()))
-            .flatten()
+        w.and_then(|w| {
+            w.get(2..).map(|d| {
+                d.iter()
+                    .map(|e| e.as_ref().and_then(|e| e.as_int()))
+                    .collect()
+            })
+        })
+        .flatten()
     })
 }
 
@@ -220,7 +236,10 @@ pub fn conv_integer(cx: &mut InferCtx) -> Result<(), ShapeError> {
 
 pub fn conv_transpose(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
-    let (Some(x), Some(w)) = (cx.shape(0).map(|s| s.to_vec()), cx.shape(1).map(|s| s.to_vec())) else {
+    let (Some(x), Some(w)) = (
+        cx.shape(0).map(|s| s.to_vec()),
+        cx.shape(1).map(|s| s.to_vec()),
+    ) else {
         cx.set_tensor(0, elem, None);
         return Ok(());
     };
