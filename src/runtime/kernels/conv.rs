@@ -171,6 +171,13 @@ fn conv_geo(xs: &[usize], ws: &[usize], wa: &WindowAttrs, group: i64) -> Result<
         }
     }
     let w = wa.resolve(&xs[2..], Some(&ws[2..]))?;
+    let mut oshape = vec![n, m];
+    oshape.extend(&w.out);
+    super::nn::checked_size(&oshape)?;
+    let mut col = vec![ws[1]];
+    col.extend(&ws[2..]);
+    col.extend(&w.out);
+    super::nn::checked_size(&col)?;
     Ok(Geo {
         n,
         c,
@@ -342,6 +349,12 @@ pub fn conv_transpose(info: &NodeInfo) -> Result<Kernel, KernelError> {
             out_pad.as_deref(),
             out_shape_attr.as_deref(),
         )?;
+        let mut oshape = vec![n, m];
+        oshape.extend(&geo.out);
+        super::nn::checked_size(&oshape)?;
+        let mut colshape = ws[1..].to_vec();
+        colshape.extend(&xs[2..]);
+        super::nn::checked_size(&colshape)?;
         let kprod: usize = ws[2..].iter().product();
         let iprod: usize = xs[2..].iter().product();
         let oprod: usize = geo.out.iter().product();
@@ -406,8 +419,6 @@ pub fn conv_transpose(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 }
             }
         }
-        let mut oshape = vec![n, m];
-        oshape.extend(&geo.out);
         Ok(vec![from_f64s(x.dtype(), &oshape, y)?.into()])
     }))
 }

@@ -414,6 +414,9 @@ pub fn einsum_parse(eq: &str, ranks: &[usize]) -> Result<EinsumSpec, String> {
             None => Ok((check(t)?, None)),
         }
     };
+    if ranks.iter().any(|&r| r > 64) {
+        return Err("Einsum operands of rank > 64 are not supported".into());
+    }
     let mut ell = 0usize;
     let mut parsed = vec![];
     for (t, &r) in terms.iter().zip(ranks) {
@@ -551,10 +554,10 @@ fn einsum_typed<T: Num>(spec: &EinsumSpec, ts: &[&Tensor]) -> Result<Tensor, Ker
         })
         .collect();
     let nout = spec.output.len();
-    let osize: usize = size[..nout].iter().product();
-    let rsize: usize = size[nout..].iter().product();
-    if osize.checked_mul(rsize).is_none_or(|v| v > 1 << 34) {
-        bail!("Einsum is too large");
+    let osize = super::nn::checked_size(&size[..nout])?;
+    let rsize = super::nn::checked_size(&size[nout..])?;
+    if osize.checked_mul(rsize).is_none_or(|v| v > 1 << 36) {
+        bail!("Einsum would take {osize} x {rsize} steps, which is too many");
     }
     let datas: Vec<&[T]> = arrays
         .iter()

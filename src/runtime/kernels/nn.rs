@@ -89,6 +89,14 @@ pub fn from_f64s(dtype: DataType, shape: &[usize], v: Vec<f64>) -> Result<Tensor
     })
 }
 
+/// The element count of a shape, or an error when it is absurdly large.
+pub fn checked_size(dims: &[usize]) -> Result<usize, KernelError> {
+    dims.iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .filter(|&n| n <= 1 << 32)
+        .ok_or_else(|| KernelError::new(format!("the output shape {dims:?} is too large")))
+}
+
 fn is_float(d: DataType) -> bool {
     matches!(
         d,
@@ -602,7 +610,10 @@ pub fn dropout(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 bail!("Dropout ratio must be in [0, 1), got {ratio}");
             }
             if !is_float(x.dtype()) {
-                bail!("Dropout in training mode needs a float input, got {}", x.dtype());
+                bail!(
+                    "Dropout in training mode needs a float input, got {}",
+                    x.dtype()
+                );
             }
             let call = calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let base = match seed {
@@ -915,10 +926,11 @@ fn pool_kernel(info: &NodeInfo, kind: PoolKind) -> Result<Kernel, KernelError> {
             bail!("pooling does not accept {}", x.dtype());
         }
         let w = wa.resolve(&sh[2..], None)?;
-        let v = to_f64s(x, "X")?;
-        let (y, ind) = pool_compute(kind, &v, &sh, &w, storage_order);
         let mut oshape = sh[..2].to_vec();
         oshape.extend(&w.out);
+        checked_size(&oshape)?;
+        let v = to_f64s(x, "X")?;
+        let (y, ind) = pool_compute(kind, &v, &sh, &w, storage_order);
         let mut outs: Vec<Value> = vec![from_f64s(x.dtype(), &oshape, y)?.into()];
         if nout > 1 && kind == PoolKind::Max {
             outs.push(Tensor::I64(ArrayD::from_shape_vec(IxDyn(&oshape), ind)?).into());
