@@ -140,4 +140,25 @@ pub const TABLE: &[OpDef] = &[
         shape: Some(s::dropout),
         kernel: Some(k::dropout),
     },
+    OpDef {
+        domain: "",
+        op_type: "RMSNormalization",
+        since: 1,
+        shape: Some(s::rms_norm),
+        kernel: Some(k::rms_norm),
+    },
+    OpDef {
+        domain: "",
+        op_type: "MaxUnpool",
+        since: 1,
+        shape: Some(s::max_unpool),
+        kernel: Some(k::max_unpool),
+    },
+    OpDef {
+        domain: "",
+        op_type: "QLinearConv",
+        since: 1,
+        shape: Some(s::qlinear_conv),
+        kernel: Some(kc::qlinear_conv),
+    },
 ];

@@ -425,6 +425,31 @@ pub fn layer_norm(info: &NodeInfo) -> Result<Kernel, KernelError> {
     }))
 }
 
+pub fn rms_norm(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let eps = info.attrs.float_or("epsilon", 1e-5) as f64;
+    let axis = info.attrs.int_or("axis", -1);
+    Ok(Box::new(move |_, ins| {
+        let x = float_in(ins, 0, "RMSNormalization")?;
+        let st = float_in(ins, 1, "RMSNormalization")?;
+        let sh = x.shape().to_vec();
+        let a = norm_axis(axis, sh.len())?;
+        let block: usize = sh[a..].iter().product();
+        let mut v = to_f64s(x, "X")?;
+        let scale = broadcast_to(st, &sh, "scale")?;
+        if block > 0 {
+            for ch in v.chunks_mut(block) {
+                let ms = ch.iter().map(|t| t * t).sum::<f64>() / block as f64;
+                let rms = (ms + eps).sqrt();
+                ch.iter_mut().for_each(|t| *t /= rms);
+            }
+        }
+        for (y, s) in v.iter_mut().zip(&scale) {
+            *y *= s;
+        }
+        Ok(vec![from_f64s(st.dtype(), &sh, v)?.into()])
+    }))
+}
+
 pub fn group_norm(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let eps = info.attrs.float_or("epsilon", 1e-5) as f64;
     let groups = info.attrs.int_or("num_groups", 0);
@@ -978,6 +1003,89 @@ fn global_kernel(max: bool) -> Kernel {
         oshape.resize(sh.len(), 1);
         Ok(vec![from_f64s(x.dtype(), &oshape, y)?.into()])
     })
+}
+
+pub fn max_unpool(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let wa = WindowAttrs::from_info(info);
+    Ok(Box::new(move |_, ins| {
+        let x = float_in(ins, 0, "MaxUnpool")?;
+        let idx = tensor_in(ins, 1)?;
+        if idx.dtype() != DataType::Int64 || idx.shape() != x.shape() {
+            bail!(
+                "MaxUnpool indices must be int64 of the shape of X {:?}, got {}",
+                x.shape(),
+                format!("{}{:?}", idx.dtype(), idx.shape())
+            );
+        }
+        let sh = x.shape().to_vec();
+        if sh.len() < 3 {
+            bail!("MaxUnpool needs an N x C x D1 ... input, got {sh:?}");
+        }
+        let nd = sh.len() - 2;
+        // the indices address the natural unpooled shape; an explicit
+        // output_shape then places that result at its origin
+        let k = wa
+            .kernel
+            .clone()
+            .ok_or_else(|| KernelError::new("kernel_shape is required"))?;
+        let s = wa.strides.clone().unwrap_or_else(|| vec![1; nd]);
+        let p = wa.pads.clone().unwrap_or_else(|| vec![0; 2 * nd]);
+        if k.len() != nd || s.len() != nd || p.len() != 2 * nd {
+            bail!("kernel_shape, strides and pads must match {nd} spatial axes");
+        }
+        let mut natural = sh[..2].to_vec();
+        for i in 0..nd {
+            let d = (sh[i + 2] as i64 - 1)
+                .saturating_mul(s[i])
+                .saturating_add(k[i])
+                .saturating_sub(p[i])
+                .saturating_sub(p[i + nd]);
+            if !(0..=1 << 32).contains(&d) {
+                bail!("the output size on spatial axis {i} is invalid ({d})");
+            }
+            natural.push(d as usize);
+        }
+        let total = checked_size(&natural)?;
+        let mut y = vec![0.0f64; total];
+        let xv = to_f64s(x, "X")?;
+        for (v, &i) in xv.iter().zip(&idx.to_i64_vec()?) {
+            if i < 0 || i as usize >= total {
+                bail!("MaxUnpool index {i} is outside the output of {total} elements");
+            }
+            y[i as usize] = *v;
+        }
+        let oshape: Vec<usize> = match opt_tensor_in(ins, 2)? {
+            Some(t) => {
+                let v = t.to_i64_vec()?;
+                if v.len() != sh.len() || v.iter().any(|&d| d < 0) {
+                    bail!(
+                        "output_shape {v:?} must have {} non-negative values",
+                        sh.len()
+                    );
+                }
+                v.iter().map(|&d| d as usize).collect()
+            }
+            None => natural.clone(),
+        };
+        if oshape != natural {
+            checked_size(&oshape)?;
+            let src = ArrayD::from_shape_vec(IxDyn(&natural), y)?;
+            let mut dst = ArrayD::<f64>::zeros(IxDyn(&oshape));
+            let common: Vec<usize> = natural
+                .iter()
+                .zip(&oshape)
+                .map(|(a, b)| *a.min(b))
+                .collect();
+            let sl: Vec<ndarray::SliceInfoElem> = common
+                .iter()
+                .map(|&c| ndarray::SliceInfoElem::from(0..c))
+                .collect();
+            dst.slice_mut(sl.as_slice())
+                .assign(&src.slice(sl.as_slice()));
+            y = dst.iter().cloned().collect();
+        }
+        Ok(vec![from_f64s(x.dtype(), &oshape, y)?.into()])
+    }))
 }
 
 pub fn global_average_pool(_: &NodeInfo) -> Result<Kernel, KernelError> {

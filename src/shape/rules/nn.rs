@@ -234,6 +234,78 @@ pub fn conv_integer(cx: &mut InferCtx) -> Result<(), ShapeError> {
     conv_like(cx, DataType::Int32)
 }
 
+pub fn qlinear_conv(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(7)?;
+    let x = cx.shape(0).map(|s| s.to_vec());
+    let w = cx.shape(3).map(|s| s.to_vec());
+    let shape = match (&x, &w) {
+        (Some(x), Some(w)) => {
+            if x.len() < 3 || x.len() != w.len() {
+                shape_bail!("QLinearConv needs x of rank >= 3 and w of the same rank");
+            }
+            let mut shape = vec![x[0].clone(), w[0].clone()];
+            match conv_kernel(cx, Some(w)) {
+                Some(k) => shape.extend(window_out(cx, &x[2..], &k)?),
+                None => shape.extend(std::iter::repeat_n(None, x.len() - 2)),
+            }
+            Some(shape)
+        }
+        _ => None,
+    };
+    cx.set_tensor(0, elem, shape);
+    Ok(())
+}
+
+/// RMSNormalization: X's shape, the scale's element type.
+pub fn rms_norm(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem(1).map_or_else(|| cx.elem_req(0), Ok)?;
+    let shape = cx.shape(0).map(|s| s.to_vec());
+    cx.set_tensor(0, elem, shape);
+    Ok(())
+}
+
+pub fn max_unpool(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    if cx.has_input(2) {
+        let shape = match (cx.value(2), cx.shape(2)) {
+            (Some(v), _) => Some(v.values.iter().map(|e| Some(e.clone())).collect()),
+            (None, Some(s)) => match s.first().and_then(|d| d.as_ref()).and_then(|e| e.as_int()) {
+                Some(r) if (0..=64).contains(&r) => Some(vec![None; r as usize]),
+                _ => None,
+            },
+            _ => None,
+        };
+        cx.set_tensor(0, elem, shape);
+        return Ok(());
+    }
+    let Some(x) = cx.shape(0).map(|s| s.to_vec()) else {
+        cx.set_tensor(0, elem, None);
+        return Ok(());
+    };
+    if x.len() < 3 {
+        shape_bail!("MaxUnpool needs an N x C x D1 ... input");
+    }
+    let n = x.len() - 2;
+    let Some(k) = cx.attrs.ints("kernel_shape") else {
+        shape_bail!("kernel_shape is required");
+    };
+    if k.len() != n {
+        shape_bail!("kernel_shape has {} values for {n} spatial axes", k.len());
+    }
+    let s = ints_or(cx, "strides", n, 1)?;
+    let p = ints_or(cx, "pads", 2 * n, 0)?;
+    let mut shape = x[..2].to_vec();
+    for i in 0..n {
+        shape.push(x[i + 2].as_ref().map(|h| {
+            h.sub(&Expr::int(1))
+                .mul(&Expr::int(s[i]))
+                .add(&Expr::int(k[i] - p[i] - p[i + n]))
+        }));
+    }
+    cx.set_tensor(0, elem, Some(shape));
+    Ok(())
+}
+
 pub fn conv_transpose(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
     let (Some(x), Some(w)) = (
