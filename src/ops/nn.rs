@@ -161,4 +161,11 @@ pub const TABLE: &[OpDef] = &[
         shape: Some(s::qlinear_conv),
         kernel: Some(kc::qlinear_conv),
     },
+    OpDef {
+        domain: "",
+        op_type: "Attention",
+        since: 1,
+        shape: Some(s::attention),
+        kernel: Some(k::attention),
+    },
 ];

@@ -1096,6 +1096,286 @@ pub fn global_max_pool(_: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(global_kernel(true))
 }
 
+// -------------------------------------------------------------- Attention
+
+/// Q/K/V as (batch, heads, seq, head size) f64 buffers.
+struct Heads {
+    b: usize,
+    h: usize,
+    s: usize,
+    d: usize,
+    v: Vec<f64>,
+}
+
+fn to_heads(t: &Tensor, heads: Option<i64>, what: &str) -> Result<Heads, KernelError> {
+    let sh = t.shape();
+    let v = to_f64s(t, what)?;
+    match sh.len() {
+        4 => Ok(Heads {
+            b: sh[0],
+            h: sh[1],
+            s: sh[2],
+            d: sh[3],
+            v,
+        }),
+        3 => {
+            let Some(h) = heads.filter(|&h| h > 0) else {
+                bail!("{what} is 3-D: the number of heads attribute is required");
+            };
+            let h = h as usize;
+            let (b, s, hid) = (sh[0], sh[1], sh[2]);
+            if hid % h != 0 {
+                bail!("{what} hidden size {hid} is not divisible by {h} heads");
+            }
+            let d = hid / h;
+            let mut out = vec![0.0; v.len()];
+            for bi in 0..b {
+                for si in 0..s {
+                    for hi in 0..h {
+                        let src = (bi * s + si) * hid + hi * d;
+                        let dst = ((bi * h + hi) * s + si) * d;
+                        out[dst..dst + d].copy_from_slice(&v[src..src + d]);
+                    }
+                }
+            }
+            Ok(Heads { b, h, s, d, v: out })
+        }
+        _ => bail!("{what} must be 3-D or 4-D, got {sh:?}"),
+    }
+}
+
+/// Concatenates a past cache and new keys/values along the sequence axis.
+fn concat_seq(past: &Heads, new: &Heads, what: &str) -> Result<Heads, KernelError> {
+    if past.b != new.b || past.h != new.h || past.d != new.d {
+        bail!("{what} does not match the new keys/values");
+    }
+    let s = past.s + new.s;
+    let mut v = Vec::with_capacity(new.b * new.h * s * new.d);
+    for bh in 0..new.b * new.h {
+        v.extend_from_slice(&past.v[bh * past.s * past.d..(bh + 1) * past.s * past.d]);
+        v.extend_from_slice(&new.v[bh * new.s * new.d..(bh + 1) * new.s * new.d]);
+    }
+    Ok(Heads {
+        b: new.b,
+        h: new.h,
+        s,
+        d: new.d,
+        v,
+    })
+}
+
+fn heads_tensor(dtype: DataType, x: &Heads) -> Result<Tensor, KernelError> {
+    from_f64s(dtype, &[x.b, x.h, x.s, x.d], x.v.clone())
+}
+
+pub fn attention(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let causal = info.attrs.int_or("is_causal", 0) != 0;
+    let qh = info.attrs.int("q_num_heads");
+    let kvh = info.attrs.int("kv_num_heads");
+    let mode = info.attrs.int_or("qk_matmul_output_mode", 0);
+    let scale_attr = info.attrs.float("scale").map(|v| v as f64);
+    let softcap = info.attrs.float_or("softcap", 0.0) as f64;
+    let left = info.attrs.int_or("left_window_size", -1);
+    let right = info.attrs.int_or("right_window_size", -1);
+    let nout = info.node.output.len();
+    Ok(Box::new(move |_, ins| {
+        let qt = float_in(ins, 0, "Attention")?;
+        let kt = float_in(ins, 1, "Attention")?;
+        let vt = float_in(ins, 2, "Attention")?;
+        let three_d = qt.rank() == 3;
+        let q = to_heads(qt, qh, "Q")?;
+        let mut k = to_heads(kt, kvh, "K")?;
+        let mut v = to_heads(vt, kvh, "V")?;
+        let past_k = opt_tensor_in(ins, 4)?;
+        let past_v = opt_tensor_in(ins, 5)?;
+        let mut past_len = 0usize;
+        if let (Some(pk), Some(pv)) = (past_k, past_v) {
+            let pk = to_heads(pk, kvh, "past_key")?;
+            let pv = to_heads(pv, kvh, "past_value")?;
+            past_len = pk.s;
+            k = concat_seq(&pk, &k, "past_key")?;
+            v = concat_seq(&pv, &v, "past_value")?;
+        }
+        if k.b != q.b || v.b != q.b || k.d != q.d || v.s != k.s || v.h != k.h {
+            bail!("Q, K and V shapes do not match");
+        }
+        if k.h == 0 || q.h % k.h != 0 {
+            bail!(
+                "{} query heads are not a multiple of {} key/value heads",
+                q.h,
+                k.h
+            );
+        }
+        let (b, hq, sq, d) = (q.b, q.h, q.s, q.d);
+        let (skv, dv) = (k.s, v.d);
+        let group = hq / k.h;
+        let scale = scale_attr.unwrap_or(1.0 / (d.max(1) as f64).sqrt());
+        let nonpad: Option<Vec<i64>> = match opt_tensor_in(ins, 6)? {
+            Some(t) => {
+                let v = t.to_i64_vec()?;
+                if v.len() != b {
+                    bail!("nonpad_kv_seqlen has {} values for batch {b}", v.len());
+                }
+                Some(v)
+            }
+            None => None,
+        };
+        // the additive mask, broadcast to (b, hq, sq, skv)
+        let mask: Option<Vec<f64>> = match opt_tensor_in(ins, 3)? {
+            None => None,
+            Some(m) => {
+                let is_bool = m.dtype() == DataType::Bool;
+                let mv = m
+                    .to_f64_vec()
+                    .ok_or_else(|| KernelError::new("attn_mask must be numeric or bool"))?;
+                let mv: Vec<f64> = if is_bool {
+                    mv.iter()
+                        .map(|&x| if x != 0.0 { 0.0 } else { f64::NEG_INFINITY })
+                        .collect()
+                } else {
+                    mv
+                };
+                let mut msh = m.shape().to_vec();
+                if msh.len() > 4 || msh.is_empty() {
+                    bail!("attn_mask must have rank 1 to 4, got {msh:?}");
+                }
+                // pad the last axis to the total length with -inf
+                let last = *msh.last().unwrap_or(&1);
+                let arr = if last < skv && last != 1 {
+                    let rows = mv.len() / last.max(1);
+                    let mut p = Vec::with_capacity(rows * skv);
+                    for r in 0..rows {
+                        p.extend_from_slice(&mv[r * last..(r + 1) * last]);
+                        p.extend(std::iter::repeat_n(f64::NEG_INFINITY, skv - last));
+                    }
+                    if let Some(l) = msh.last_mut() {
+                        *l = skv;
+                    }
+                    p
+                } else {
+                    mv
+                };
+                let a = ArrayD::from_shape_vec(IxDyn(&msh), arr)?;
+                let full = a.broadcast(IxDyn(&[b, hq, sq, skv])).ok_or_else(|| {
+                    KernelError::new(format!(
+                        "attn_mask of shape {:?} does not broadcast to [{b}, {hq}, {sq}, {skv}]",
+                        m.shape()
+                    ))
+                })?;
+                Some(full.iter().cloned().collect())
+            }
+        };
+        let mut y = vec![0.0; b * hq * sq * dv];
+        let mut qk_out = vec![0.0; if nout > 3 { b * hq * sq * skv } else { 0 }];
+        let mut row = vec![0.0; skv];
+        for bi in 0..b {
+            let valid = nonpad
+                .as_ref()
+                .map(|n| n[bi].clamp(0, skv as i64) as usize)
+                .unwrap_or(skv);
+            let offset: i64 = if past_k.is_some() {
+                past_len as i64
+            } else if let Some(n) = &nonpad {
+                n[bi] - sq as i64
+            } else {
+                0
+            };
+            for hi in 0..hq {
+                let kh = hi / group;
+                for i in 0..sq {
+                    let qrow = &q.v[((bi * hq + hi) * sq + i) * d..][..d];
+                    for (j, r) in row.iter_mut().enumerate() {
+                        let krow = &k.v[((bi * k.h + kh) * skv + j) * d..][..d];
+                        *r = qrow.iter().zip(krow).map(|(a, c)| a * c).sum::<f64>() * scale;
+                    }
+                    let qk_base = ((bi * hq + hi) * sq + i) * skv;
+                    if mode == 0 && nout > 3 {
+                        qk_out[qk_base..qk_base + skv].copy_from_slice(&row);
+                    }
+                    if softcap > 0.0 {
+                        row.iter_mut()
+                            .for_each(|r| *r = softcap * (*r / softcap).tanh());
+                    }
+                    if mode == 1 && nout > 3 {
+                        qk_out[qk_base..qk_base + skv].copy_from_slice(&row);
+                    }
+                    let pos = offset + i as i64;
+                    for (j, r) in row.iter_mut().enumerate() {
+                        let ji = j as i64;
+                        let mut allowed = j < valid;
+                        if causal && ji > pos {
+                            allowed = false;
+                        }
+                        if left >= 0 && ji < pos - left {
+                            allowed = false;
+                        }
+                        if right >= 0 && ji > pos + right {
+                            allowed = false;
+                        }
+                        if !allowed {
+                            *r = f64::NEG_INFINITY;
+                        } else if let Some(m) = &mask {
+                            *r += m[qk_base + j];
+                        }
+                    }
+                    if mode == 2 && nout > 3 {
+                        qk_out[qk_base..qk_base + skv].copy_from_slice(&row);
+                    }
+                    let mx = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                    if mx == f64::NEG_INFINITY {
+                        row.iter_mut().for_each(|r| *r = 0.0);
+                    } else {
+                        let mut sum = 0.0;
+                        for r in row.iter_mut() {
+                            *r = (*r - mx).exp();
+                            sum += *r;
+                        }
+                        row.iter_mut().for_each(|r| *r /= sum);
+                    }
+                    if mode == 3 && nout > 3 {
+                        qk_out[qk_base..qk_base + skv].copy_from_slice(&row);
+                    }
+                    let yrow = &mut y[((bi * hq + hi) * sq + i) * dv..][..dv];
+                    for (j, &p) in row.iter().enumerate() {
+                        if p != 0.0 {
+                            let vrow = &v.v[((bi * v.h + kh) * skv + j) * dv..][..dv];
+                            for (o, &x) in yrow.iter_mut().zip(vrow) {
+                                *o += p * x;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let yt = if three_d {
+            let mut out = vec![0.0; y.len()];
+            for bi in 0..b {
+                for hi in 0..hq {
+                    for i in 0..sq {
+                        let src = ((bi * hq + hi) * sq + i) * dv;
+                        let dst = (bi * sq + i) * hq * dv + hi * dv;
+                        out[dst..dst + dv].copy_from_slice(&y[src..src + dv]);
+                    }
+                }
+            }
+            from_f64s(qt.dtype(), &[b, sq, hq * dv], out)?
+        } else {
+            from_f64s(qt.dtype(), &[b, hq, sq, dv], y)?
+        };
+        let mut outs: Vec<Value> = vec![yt.into()];
+        if nout > 1 {
+            outs.push(heads_tensor(kt.dtype(), &k)?.into());
+        }
+        if nout > 2 {
+            outs.push(heads_tensor(vt.dtype(), &v)?.into());
+        }
+        if nout > 3 {
+            outs.push(from_f64s(qt.dtype(), &[b, hq, sq, skv], qk_out)?.into());
+        }
+        Ok(outs)
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

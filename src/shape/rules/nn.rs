@@ -306,6 +306,89 @@ pub fn max_unpool(cx: &mut InferCtx) -> Result<(), ShapeError> {
     Ok(())
 }
 
+/// Attention: Y like Q with V's head size; present caches extend the
+/// sequence by the past; qk output is (batch, q heads, q seq, total seq).
+pub fn attention(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let q = cx.shape(0).map(|s| s.to_vec());
+    let k = cx.shape(1).map(|s| s.to_vec());
+    let v = cx.shape(2).map(|s| s.to_vec());
+    let past = if cx.has_input(4) {
+        cx.shape(4).map(|s| s.to_vec())
+    } else {
+        None
+    };
+    let qh = cx.attrs.int("q_num_heads");
+    let kvh = cx.attrs.int("kv_num_heads");
+    let (Some(q), Some(k), Some(v)) = (q, k, v) else {
+        cx.set_tensor(0, elem, None);
+        return Ok(());
+    };
+    if q.len() != k.len() || q.len() != v.len() || !(q.len() == 3 || q.len() == 4) {
+        shape_bail!("Q, K and V must all be 3-D or all 4-D");
+    }
+    let div = |d: &Dim, h: Option<i64>| -> Dim {
+        match (d, h) {
+            (Some(e), Some(h)) if h > 0 => Some(e.floor_div(&Expr::int(h))),
+            _ => None,
+        }
+    };
+    let (y, b, hq, sq, hkv, skv, dk, dv) = if q.len() == 4 {
+        (
+            q[..3]
+                .iter()
+                .cloned()
+                .chain([v[3].clone()])
+                .collect::<Vec<_>>(),
+            q[0].clone(),
+            q[1].clone(),
+            q[2].clone(),
+            k[1].clone(),
+            k[2].clone(),
+            k[3].clone(),
+            v[3].clone(),
+        )
+    } else {
+        let dv = div(&v[2], kvh);
+        let hid = match (&dv, qh) {
+            (Some(e), Some(h)) => Some(e.mul(&Expr::int(h))),
+            _ => None,
+        };
+        (
+            vec![q[0].clone(), q[1].clone(), hid],
+            q[0].clone(),
+            qh.map(Expr::int),
+            q[1].clone(),
+            kvh.map(Expr::int),
+            k[1].clone(),
+            div(&k[2], kvh),
+            dv,
+        )
+    };
+    cx.set_tensor(0, elem, Some(y));
+    let total = match (&past, &skv) {
+        (Some(p), Some(s)) if p.len() == 4 => p[2].as_ref().map(|e| e.add(s)),
+        (None, s) => s.clone(),
+        _ => None,
+    };
+    let kelem = cx.elem(1).unwrap_or(elem);
+    let velem = cx.elem(2).unwrap_or(elem);
+    if cx.num_outputs() > 1 {
+        cx.set_tensor(
+            1,
+            kelem,
+            Some(vec![b.clone(), hkv.clone(), total.clone(), dk]),
+        );
+    }
+    if cx.num_outputs() > 2 {
+        cx.set_tensor(2, velem, Some(vec![b.clone(), hkv, total.clone(), dv]));
+    }
+    if cx.num_outputs() > 3 {
+        cx.set_tensor(3, elem, Some(vec![b, hq, sq, total]));
+    }
+    Ok(())
+}
+
 pub fn conv_transpose(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
     let (Some(x), Some(w)) = (
