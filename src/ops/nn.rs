@@ -168,4 +168,11 @@ pub const TABLE: &[OpDef] = &[
         shape: Some(s::attention),
         kernel: Some(k::attention),
     },
+    OpDef {
+        domain: "",
+        op_type: "CausalConvWithState",
+        since: 1,
+        shape: Some(s::causal_conv),
+        kernel: Some(kc::causal_conv_with_state),
+    },
 ];

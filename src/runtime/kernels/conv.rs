@@ -371,6 +371,74 @@ pub fn qlinear_conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
     }))
 }
 
+pub fn causal_conv_with_state(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let act = info
+        .attrs
+        .string_or("activation", "none")
+        .to_ascii_lowercase();
+    let silu = match act.as_str() {
+        "silu" | "swish" => true,
+        "none" | "" => false,
+        other => bail!("unknown activation '{other}'"),
+    };
+    Ok(Box::new(move |_, ins| {
+        let x = tensor_in(ins, 0)?;
+        let w = tensor_in(ins, 1)?;
+        if !matches!(
+            x.dtype(),
+            DataType::Float | DataType::Float16 | DataType::Bfloat16 | DataType::Double
+        ) {
+            bail!("CausalConvWithState does not accept {}", x.dtype());
+        }
+        let (xs, ws) = (x.shape().to_vec(), w.shape().to_vec());
+        if xs.len() != 3 || ws.len() != 3 || ws[0] != xs[1] || ws[1] != 1 || ws[2] == 0 {
+            bail!("CausalConvWithState needs input (B, C, L) and weight (C, 1, k), got {xs:?} and {ws:?}");
+        }
+        let (b, c, l, k) = (xs[0], xs[1], xs[2], ws[2]);
+        let xv = to_f64s(x, "input")?;
+        let wv = to_f64s(w, "weight")?;
+        let bias = zero_points(opt_tensor_in(ins, 2)?, c, "bias")?;
+        let past = match opt_tensor_in(ins, 3)? {
+            Some(p) => {
+                if p.shape() != [b, c, k - 1] {
+                    bail!(
+                        "past_state must have shape [{b}, {c}, {}], got {:?}",
+                        k - 1,
+                        p.shape()
+                    );
+                }
+                to_f64s(p, "past_state")?
+            }
+            None => vec![0.0; b * c * (k - 1)],
+        };
+        let mut y = Vec::with_capacity(b * c * l);
+        let mut state = Vec::with_capacity(b * c * (k - 1));
+        let mut padded = Vec::with_capacity(k - 1 + l);
+        for bc in 0..b * c {
+            let ci = bc % c;
+            padded.clear();
+            padded.extend_from_slice(&past[bc * (k - 1)..(bc + 1) * (k - 1)]);
+            padded.extend_from_slice(&xv[bc * l..(bc + 1) * l]);
+            let wk = &wv[ci * k..(ci + 1) * k];
+            for t in 0..l {
+                let mut acc = bias[ci];
+                for (j, &wj) in wk.iter().enumerate() {
+                    acc += wj * padded[t + j];
+                }
+                if silu {
+                    acc /= 1.0 + (-acc).exp();
+                }
+                y.push(acc);
+            }
+            state.extend_from_slice(&padded[padded.len() - (k - 1)..]);
+        }
+        Ok(vec![
+            from_f64s(x.dtype(), &xs, y)?.into(),
+            from_f64s(x.dtype(), &[b, c, k - 1], state)?.into(),
+        ])
+    }))
+}
+
 pub fn conv_transpose(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let wa = WindowAttrs::from_info(info);
     let group = info.attrs.int_or("group", 1);

@@ -389,6 +389,22 @@ pub fn attention(cx: &mut InferCtx) -> Result<(), ShapeError> {
     Ok(())
 }
 
+/// CausalConvWithState: output like the input, state (B, C, k - 1).
+pub fn causal_conv(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    same_as_input(cx)?;
+    let elem = cx.elem_req(0)?;
+    let state = match (cx.shape(0), cx.shape(1)) {
+        (Some(x), Some(w)) if x.len() == 3 && w.len() == 3 => Some(vec![
+            x[0].clone(),
+            x[1].clone(),
+            w[2].as_ref().map(|k| k.sub(&Expr::int(1))),
+        ]),
+        _ => None,
+    };
+    cx.set_tensor(1, elem, state);
+    Ok(())
+}
+
 pub fn conv_transpose(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
     let (Some(x), Some(w)) = (
