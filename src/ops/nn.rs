@@ -175,4 +175,11 @@ pub const TABLE: &[OpDef] = &[
         shape: Some(s::causal_conv),
         kernel: Some(kc::causal_conv_with_state),
     },
+    OpDef {
+        domain: "",
+        op_type: "RotaryEmbedding",
+        since: 1,
+        shape: Some(s::same_as_input),
+        kernel: Some(k::rotary_embedding),
+    },
 ];

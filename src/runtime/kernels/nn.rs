@@ -1376,6 +1376,106 @@ pub fn attention(info: &NodeInfo) -> Result<Kernel, KernelError> {
     }))
 }
 
+// ------------------------------------------------------ RotaryEmbedding
+
+pub fn rotary_embedding(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let interleaved = info.attrs.int_or("interleaved", 0) != 0;
+    let heads_attr = info.attrs.int_or("num_heads", 0);
+    let rot_attr = info.attrs.int_or("rotary_embedding_dim", 0);
+    Ok(Box::new(move |_, ins| {
+        let x = float_in(ins, 0, "RotaryEmbedding")?;
+        let cos_t = float_in(ins, 1, "RotaryEmbedding")?;
+        let sin_t = float_in(ins, 2, "RotaryEmbedding")?;
+        let sh = x.shape().to_vec();
+        // (batch, seq, heads, head size) and the flat offset of a head row
+        let (b, s, h, d, four) = match sh.len() {
+            4 => (sh[0], sh[2], sh[1], sh[3], true),
+            3 => {
+                if heads_attr <= 0 {
+                    bail!("a 3-D input needs the num_heads attribute");
+                }
+                let h = heads_attr as usize;
+                if sh[2] % h != 0 {
+                    bail!("hidden size {} is not divisible by {h} heads", sh[2]);
+                }
+                (sh[0], sh[1], h, sh[2] / h, false)
+            }
+            _ => bail!("RotaryEmbedding needs a 3-D or 4-D input, got {sh:?}"),
+        };
+        let rd = if rot_attr <= 0 { d } else { rot_attr as usize };
+        if rd > d || rd % 2 != 0 {
+            bail!("rotary_embedding_dim {rd} must be even and at most the head size {d}");
+        }
+        let half = rd / 2;
+        let cosv = to_f64s(cos_t, "cos_cache")?;
+        let sinv = to_f64s(sin_t, "sin_cache")?;
+        if cos_t.shape() != sin_t.shape() || cos_t.shape().last() != Some(&half) {
+            bail!(
+                "cos_cache {:?} and sin_cache {:?} must end in rotary_embedding_dim / 2 = {half}",
+                cos_t.shape(),
+                sin_t.shape()
+            );
+        }
+        // the cache row of (batch, position)
+        let rows: Vec<usize> = match opt_tensor_in(ins, 3)? {
+            Some(p) => {
+                let ids = p.to_i64_vec()?;
+                if p.shape() != [b, s] {
+                    bail!(
+                        "position_ids must have shape [{b}, {s}], got {:?}",
+                        p.shape()
+                    );
+                }
+                let max = cos_t.shape()[0] as i64;
+                if cos_t.rank() != 2 {
+                    bail!("with position_ids the caches must be 2-D");
+                }
+                ids.iter()
+                    .map(|&i| {
+                        if i < 0 || i >= max {
+                            bail!("position id {i} is outside the cache of {max} rows")
+                        } else {
+                            Ok(i as usize)
+                        }
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            None => {
+                if cos_t.shape() != [b, s, half] {
+                    bail!("without position_ids the caches must have shape [{b}, {s}, {half}]");
+                }
+                (0..b * s).collect()
+            }
+        };
+        let mut v = to_f64s(x, "X")?;
+        for bi in 0..b {
+            for si in 0..s {
+                let row = rows[bi * s + si];
+                let c = &cosv[row * half..(row + 1) * half];
+                let sn = &sinv[row * half..(row + 1) * half];
+                for hi in 0..h {
+                    let base = if four {
+                        ((bi * h + hi) * s + si) * d
+                    } else {
+                        (bi * s + si) * h * d + hi * d
+                    };
+                    for i in 0..half {
+                        let (p, q) = if interleaved {
+                            (base + 2 * i, base + 2 * i + 1)
+                        } else {
+                            (base + i, base + i + half)
+                        };
+                        let (x1, x2) = (v[p], v[q]);
+                        v[p] = c[i] * x1 - sn[i] * x2;
+                        v[q] = sn[i] * x1 + c[i] * x2;
+                    }
+                }
+            }
+        }
+        Ok(vec![from_f64s(x.dtype(), &sh, v)?.into()])
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
