@@ -182,4 +182,25 @@ pub const TABLE: &[OpDef] = &[
         shape: Some(s::same_as_input),
         kernel: Some(k::rotary_embedding),
     },
+    OpDef {
+        domain: "",
+        op_type: "RNN",
+        since: 1,
+        shape: Some(s::recurrent),
+        kernel: Some(k::rnn),
+    },
+    OpDef {
+        domain: "",
+        op_type: "GRU",
+        since: 1,
+        shape: Some(s::recurrent),
+        kernel: Some(k::gru),
+    },
+    OpDef {
+        domain: "",
+        op_type: "LSTM",
+        since: 1,
+        shape: Some(s::recurrent),
+        kernel: Some(k::lstm),
+    },
 ];

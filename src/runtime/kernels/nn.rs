@@ -1476,6 +1476,401 @@ pub fn rotary_embedding(info: &NodeInfo) -> Result<Kernel, KernelError> {
     }))
 }
 
+// ------------------------------------------------------ RNN / GRU / LSTM
+
+/// An activation of the recurrent operators, with its alpha and beta.
+#[derive(Clone, Copy, Debug)]
+enum Act {
+    Relu,
+    Tanh,
+    Sigmoid,
+    Affine(f64, f64),
+    LeakyRelu(f64),
+    ThresholdedRelu(f64),
+    ScaledTanh(f64, f64),
+    HardSigmoid(f64, f64),
+    Elu(f64),
+    Softsign,
+    Softplus,
+}
+
+impl Act {
+    fn apply(self, x: f64) -> f64 {
+        match self {
+            Act::Relu => x.max(0.0),
+            Act::Tanh => x.tanh(),
+            Act::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+            Act::Affine(a, b) => a * x + b,
+            Act::LeakyRelu(a) => {
+                if x >= 0.0 {
+                    x
+                } else {
+                    a * x
+                }
+            }
+            Act::ThresholdedRelu(a) => {
+                if x >= a {
+                    x
+                } else {
+                    0.0
+                }
+            }
+            Act::ScaledTanh(a, b) => a * (b * x).tanh(),
+            Act::HardSigmoid(a, b) => (a * x + b).clamp(0.0, 1.0),
+            Act::Elu(a) => {
+                if x >= 0.0 {
+                    x
+                } else {
+                    a * (x.exp() - 1.0)
+                }
+            }
+            Act::Softsign => x / (1.0 + x.abs()),
+            Act::Softplus => (1.0 + x.exp()).ln(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cell {
+    Rnn,
+    Gru,
+    Lstm,
+}
+
+impl Cell {
+    fn gates(self) -> usize {
+        match self {
+            Cell::Rnn => 1,
+            Cell::Gru => 3,
+            Cell::Lstm => 4,
+        }
+    }
+    fn default_acts(self) -> &'static [&'static str] {
+        match self {
+            Cell::Rnn => &["Tanh"],
+            Cell::Gru => &["Sigmoid", "Tanh"],
+            Cell::Lstm => &["Sigmoid", "Tanh", "Tanh"],
+        }
+    }
+}
+
+/// Decodes the activation list (names, alphas and betas consumed in order).
+fn parse_acts(names: &[String], alphas: &[f32], betas: &[f32]) -> Result<Vec<Act>, KernelError> {
+    let (mut ai, mut bi) = (0, 0);
+    let take = |v: &[f32], i: &mut usize, def: f64| -> f64 {
+        let r = v.get(*i).map(|&x| x as f64).unwrap_or(def);
+        *i += 1;
+        r
+    };
+    names
+        .iter()
+        .map(|n| {
+            Ok(match n.to_ascii_lowercase().as_str() {
+                "relu" => Act::Relu,
+                "tanh" => Act::Tanh,
+                "sigmoid" => Act::Sigmoid,
+                "affine" => Act::Affine(take(alphas, &mut ai, 1.0), take(betas, &mut bi, 0.0)),
+                "leakyrelu" => Act::LeakyRelu(take(alphas, &mut ai, 0.01)),
+                "thresholdedrelu" => Act::ThresholdedRelu(take(alphas, &mut ai, 1.0)),
+                "scaledtanh" => {
+                    Act::ScaledTanh(take(alphas, &mut ai, 1.0), take(betas, &mut bi, 1.0))
+                }
+                "hardsigmoid" => {
+                    Act::HardSigmoid(take(alphas, &mut ai, 0.2), take(betas, &mut bi, 0.5))
+                }
+                "elu" => Act::Elu(take(alphas, &mut ai, 1.0)),
+                "softsign" => Act::Softsign,
+                "softplus" => Act::Softplus,
+                other => bail!("unknown activation '{other}'"),
+            })
+        })
+        .collect()
+}
+
+/// `out[g] = sum_k m[g, k] * v[k]` for a row-major `rows x cols` matrix.
+fn matvec(m: &[f64], v: &[f64], rows: usize, out: &mut [f64]) {
+    let cols = v.len();
+    for (g, o) in out.iter_mut().enumerate().take(rows) {
+        *o = m[g * cols..(g + 1) * cols]
+            .iter()
+            .zip(v)
+            .map(|(a, b)| a * b)
+            .sum();
+    }
+}
+
+fn recurrent(info: &NodeInfo, cell: Cell) -> Result<Kernel, KernelError> {
+    let hidden = info.attrs.int_or("hidden_size", 0);
+    let direction = info.attrs.string_or("direction", "forward");
+    let layout = info.attrs.int_or("layout", 0);
+    let clip = info.attrs.float("clip").map(|c| c as f64);
+    let lbr = info.attrs.int_or("linear_before_reset", 0) != 0;
+    let input_forget = info.attrs.int_or("input_forget", 0) != 0;
+    let ndir = match direction.as_str() {
+        "forward" | "reverse" => 1,
+        "bidirectional" => 2,
+        other => bail!("unknown direction '{other}'"),
+    };
+    let per = cell.default_acts().len();
+    let names: Vec<String> = match info.attrs.strings("activations") {
+        Some(v) if !v.is_empty() => v,
+        _ => (0..ndir)
+            .flat_map(|_| cell.default_acts().iter().map(|s| s.to_string()))
+            .collect(),
+    };
+    if names.len() != per * ndir {
+        bail!("expected {} activations, got {}", per * ndir, names.len());
+    }
+    let acts = parse_acts(
+        &names,
+        &info.attrs.floats("activation_alpha").unwrap_or_default(),
+        &info.attrs.floats("activation_beta").unwrap_or_default(),
+    )?;
+    let nout = info.node.output.len();
+    let reverse = direction == "reverse";
+    Ok(Box::new(move |_, ins| {
+        let x = float_in(ins, 0, "recurrent operator")?;
+        let w = float_in(ins, 1, "recurrent operator")?;
+        let r = float_in(ins, 2, "recurrent operator")?;
+        let xs = x.shape().to_vec();
+        if xs.len() != 3 {
+            bail!("X must be 3-D, got {xs:?}");
+        }
+        let (seq, batch, inp) = if layout == 0 {
+            (xs[0], xs[1], xs[2])
+        } else {
+            (xs[1], xs[0], xs[2])
+        };
+        let g = cell.gates();
+        let hs = if hidden > 0 {
+            hidden as usize
+        } else {
+            w.shape().get(1).copied().unwrap_or(0) / g
+        };
+        if w.shape() != [ndir, g * hs, inp] || r.shape() != [ndir, g * hs, hs] {
+            bail!(
+                "W {:?} / R {:?} do not match {ndir} directions, {g} gates, hidden {hs}, input {inp}",
+                w.shape(),
+                r.shape()
+            );
+        }
+        let xv = to_f64s(x, "X")?;
+        let wv = to_f64s(w, "W")?;
+        let rv = to_f64s(r, "R")?;
+        let bv = match opt_tensor_in(ins, 3)? {
+            Some(b) => {
+                if b.shape() != [ndir, 2 * g * hs] {
+                    bail!(
+                        "B must have shape [{ndir}, {}], got {:?}",
+                        2 * g * hs,
+                        b.shape()
+                    );
+                }
+                to_f64s(b, "B")?
+            }
+            None => vec![0.0; ndir * 2 * g * hs],
+        };
+        let lens: Vec<usize> = match opt_tensor_in(ins, 4)? {
+            Some(t) => {
+                let v = t.to_i64_vec()?;
+                if v.len() != batch || v.iter().any(|&l| l < 0 || l as usize > seq) {
+                    bail!("sequence_lens {v:?} must hold {batch} lengths of at most {seq}");
+                }
+                v.iter().map(|&l| l as usize).collect()
+            }
+            None => vec![seq; batch],
+        };
+        // initial states in (dir, batch, hidden) order
+        let state_in = |i: usize, what: &str| -> Result<Vec<f64>, KernelError> {
+            match opt_tensor_in(ins, i)? {
+                Some(t) => {
+                    let want = if layout == 0 {
+                        [ndir, batch, hs]
+                    } else {
+                        [batch, ndir, hs]
+                    };
+                    if t.shape() != want {
+                        bail!("{what} must have shape {want:?}, got {:?}", t.shape());
+                    }
+                    let v = to_f64s(t, what)?;
+                    if layout == 0 {
+                        Ok(v)
+                    } else {
+                        let mut o = vec![0.0; v.len()];
+                        for bi in 0..batch {
+                            for d in 0..ndir {
+                                o[(d * batch + bi) * hs..][..hs]
+                                    .copy_from_slice(&v[(bi * ndir + d) * hs..][..hs]);
+                            }
+                        }
+                        Ok(o)
+                    }
+                }
+                None => Ok(vec![0.0; ndir * batch * hs]),
+            }
+        };
+        let h0 = state_in(5, "initial_h")?;
+        let c0 = if cell == Cell::Lstm {
+            state_in(6, "initial_c")?
+        } else {
+            vec![]
+        };
+        let peep = match (cell, opt_tensor_in(ins, 7)?) {
+            (Cell::Lstm, Some(p)) => {
+                if p.shape() != [ndir, 3 * hs] {
+                    bail!(
+                        "P must have shape [{ndir}, {}], got {:?}",
+                        3 * hs,
+                        p.shape()
+                    );
+                }
+                to_f64s(p, "P")?
+            }
+            _ => vec![0.0; ndir * 3 * hs],
+        };
+        // Y in (seq, dir, batch, hidden) order
+        let mut y = vec![0.0; seq * ndir * batch * hs];
+        let mut yh = h0.clone();
+        let mut yc = c0.clone();
+        let cl = |v: f64| clip.map_or(v, |c| v.clamp(-c, c));
+        let mut xg = vec![0.0; g * hs];
+        let mut hg = vec![0.0; g * hs];
+        for d in 0..ndir {
+            let back = reverse || d == 1;
+            let wd = &wv[d * g * hs * inp..(d + 1) * g * hs * inp];
+            let rd = &rv[d * g * hs * hs..(d + 1) * g * hs * hs];
+            let (wb, rb) = bv[d * 2 * g * hs..(d + 1) * 2 * g * hs].split_at(g * hs);
+            let pd = &peep[d * 3 * hs..(d + 1) * 3 * hs];
+            let a = &acts[d * per..(d + 1) * per];
+            for bi in 0..batch {
+                let mut h = h0[(d * batch + bi) * hs..][..hs].to_vec();
+                let mut c = if cell == Cell::Lstm {
+                    c0[(d * batch + bi) * hs..][..hs].to_vec()
+                } else {
+                    vec![]
+                };
+                let len = lens[bi];
+                for step in 0..len {
+                    let t = if back { len - 1 - step } else { step };
+                    let xo = if layout == 0 {
+                        (t * batch + bi) * inp
+                    } else {
+                        (bi * seq + t) * inp
+                    };
+                    let xt = &xv[xo..xo + inp];
+                    matvec(wd, xt, g * hs, &mut xg);
+                    matvec(rd, &h, g * hs, &mut hg);
+                    let mut nh = vec![0.0; hs];
+                    match cell {
+                        Cell::Rnn => {
+                            for j in 0..hs {
+                                nh[j] = a[0].apply(cl(xg[j] + hg[j] + wb[j] + rb[j]));
+                            }
+                        }
+                        Cell::Gru => {
+                            // gate order z, r, h
+                            let mut z = vec![0.0; hs];
+                            let mut rr = vec![0.0; hs];
+                            for j in 0..hs {
+                                z[j] = a[0].apply(cl(xg[j] + hg[j] + wb[j] + rb[j]));
+                                rr[j] = a[0]
+                                    .apply(cl(xg[hs + j] + hg[hs + j] + wb[hs + j] + rb[hs + j]));
+                            }
+                            let rec: Vec<f64> = if lbr {
+                                (0..hs)
+                                    .map(|j| rr[j] * (hg[2 * hs + j] + rb[2 * hs + j]))
+                                    .collect()
+                            } else {
+                                let rh: Vec<f64> = (0..hs).map(|j| rr[j] * h[j]).collect();
+                                let mut o = vec![0.0; hs];
+                                matvec(&rd[2 * hs * hs..], &rh, hs, &mut o);
+                                (0..hs).map(|j| o[j] + rb[2 * hs + j]).collect()
+                            };
+                            for j in 0..hs {
+                                let ht = a[1].apply(cl(xg[2 * hs + j] + rec[j] + wb[2 * hs + j]));
+                                nh[j] = (1.0 - z[j]) * ht + z[j] * h[j];
+                            }
+                        }
+                        Cell::Lstm => {
+                            // gate order i, o, f, c; peepholes i, o, f
+                            let pre = |k: usize, j: usize| {
+                                xg[k * hs + j] + hg[k * hs + j] + wb[k * hs + j] + rb[k * hs + j]
+                            };
+                            for j in 0..hs {
+                                let it = a[0].apply(cl(pre(0, j) + pd[j] * c[j]));
+                                let ft = if input_forget {
+                                    1.0 - it
+                                } else {
+                                    a[0].apply(cl(pre(2, j) + pd[2 * hs + j] * c[j]))
+                                };
+                                let ct = a[1].apply(cl(pre(3, j)));
+                                let nc = ft * c[j] + it * ct;
+                                let ot = a[0].apply(cl(pre(1, j) + pd[hs + j] * nc));
+                                c[j] = nc;
+                                nh[j] = ot * a[2].apply(nc);
+                            }
+                        }
+                    }
+                    h = nh;
+                    y[((t * ndir + d) * batch + bi) * hs..][..hs].copy_from_slice(&h);
+                }
+                yh[(d * batch + bi) * hs..][..hs].copy_from_slice(&h);
+                if cell == Cell::Lstm {
+                    yc[(d * batch + bi) * hs..][..hs].copy_from_slice(&c);
+                }
+            }
+        }
+        let dt = x.dtype();
+        let mut outs: Vec<Value> = vec![];
+        if layout == 0 {
+            outs.push(from_f64s(dt, &[seq, ndir, batch, hs], y)?.into());
+            outs.push(from_f64s(dt, &[ndir, batch, hs], yh)?.into());
+            if cell == Cell::Lstm {
+                outs.push(from_f64s(dt, &[ndir, batch, hs], yc)?.into());
+            }
+        } else {
+            let mut y1 = vec![0.0; y.len()];
+            for t in 0..seq {
+                for d in 0..ndir {
+                    for bi in 0..batch {
+                        y1[((bi * seq + t) * ndir + d) * hs..][..hs]
+                            .copy_from_slice(&y[((t * ndir + d) * batch + bi) * hs..][..hs]);
+                    }
+                }
+            }
+            let swap = |s: &[f64]| -> Vec<f64> {
+                let mut o = vec![0.0; s.len()];
+                for d in 0..ndir {
+                    for bi in 0..batch {
+                        o[(bi * ndir + d) * hs..][..hs]
+                            .copy_from_slice(&s[(d * batch + bi) * hs..][..hs]);
+                    }
+                }
+                o
+            };
+            outs.push(from_f64s(dt, &[batch, seq, ndir, hs], y1)?.into());
+            outs.push(from_f64s(dt, &[batch, ndir, hs], swap(&yh))?.into());
+            if cell == Cell::Lstm {
+                outs.push(from_f64s(dt, &[batch, ndir, hs], swap(&yc))?.into());
+            }
+        }
+        outs.truncate(nout.max(1));
+        Ok(outs)
+    }))
+}
+
+pub fn rnn(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    recurrent(info, Cell::Rnn)
+}
+
+pub fn gru(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    recurrent(info, Cell::Gru)
+}
+
+pub fn lstm(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    recurrent(info, Cell::Lstm)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
