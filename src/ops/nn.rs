@@ -203,4 +203,11 @@ pub const TABLE: &[OpDef] = &[
         shape: Some(s::recurrent),
         kernel: Some(k::lstm),
     },
+    OpDef {
+        domain: "",
+        op_type: "LinearAttention",
+        since: 1,
+        shape: Some(s::linear_attention),
+        kernel: Some(k::linear_attention),
+    },
 ];

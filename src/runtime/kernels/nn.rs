@@ -1871,6 +1871,150 @@ pub fn lstm(info: &NodeInfo) -> Result<Kernel, KernelError> {
     recurrent(info, Cell::Lstm)
 }
 
+// ------------------------------------------------------ LinearAttention
+
+pub fn linear_attention(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let qh = info.attrs.int_or("q_num_heads", 0);
+    let kvh = info.attrs.int_or("kv_num_heads", 0);
+    if qh <= 0 || kvh <= 0 || qh % kvh != 0 {
+        bail!("q_num_heads ({qh}) must be a positive multiple of kv_num_heads ({kvh})");
+    }
+    let (qh, kvh) = (qh as usize, kvh as usize);
+    let scale_attr = info.attrs.float_or("scale", 0.0) as f64;
+    let rule = info.attrs.string_or("update_rule", "gated_delta");
+    let (gated, delta) = match rule.as_str() {
+        "linear" => (false, false),
+        "gated" => (true, false),
+        "delta" => (false, true),
+        "gated_delta" => (true, true),
+        other => bail!("unknown update_rule '{other}'"),
+    };
+    Ok(Box::new(move |_, ins| {
+        let qt = float_in(ins, 0, "LinearAttention")?;
+        let kt = float_in(ins, 1, "LinearAttention")?;
+        let vt = float_in(ins, 2, "LinearAttention")?;
+        let (qs, ks, vs) = (qt.shape(), kt.shape(), vt.shape());
+        if qs.len() != 3 || ks.len() != 3 || vs.len() != 3 {
+            bail!("query, key and value must be 3-D");
+        }
+        let (b, t) = (qs[0], qs[1]);
+        if ks[..2] != qs[..2] || vs[..2] != qs[..2] {
+            bail!("query {qs:?}, key {ks:?} and value {vs:?} differ in batch or length");
+        }
+        if qs[2] % qh != 0 || vs[2] % kvh != 0 || ks[2] != kvh * (qs[2] / qh) {
+            bail!("the hidden sizes do not split into the given heads");
+        }
+        let (dk, dv) = (qs[2] / qh, vs[2] / kvh);
+        let scale = if scale_attr == 0.0 {
+            1.0 / (dk.max(1) as f64).sqrt()
+        } else {
+            scale_attr
+        };
+        let q = to_f64s(qt, "query")?;
+        let k = to_f64s(kt, "key")?;
+        let v = to_f64s(vt, "value")?;
+        let state_len = b * kvh * dk * dv;
+        let (mut st, st_type) = match opt_tensor_in(ins, 3)? {
+            Some(p) => {
+                if p.shape() != [b, kvh, dk, dv] {
+                    bail!(
+                        "past_state must have shape [{b}, {kvh}, {dk}, {dv}], got {:?}",
+                        p.shape()
+                    );
+                }
+                (to_f64s(p, "past_state")?, p.dtype())
+            }
+            None => (vec![0.0; state_len], qt.dtype()),
+        };
+        // decay per (b, t, kv head, key dim); beta per (b, t, kv head)
+        let decay: Option<(Vec<f64>, bool)> = match opt_tensor_in(ins, 4)? {
+            Some(g) => {
+                let gs = g.shape();
+                let per_dim = gs == [b, t, kvh * dk];
+                if !per_dim && gs != [b, t, kvh] {
+                    bail!(
+                        "decay must have shape [{b}, {t}, {}] or [{b}, {t}, {kvh}], got {gs:?}",
+                        kvh * dk
+                    );
+                }
+                Some((to_f64s(g, "decay")?, per_dim))
+            }
+            None if gated => bail!("update_rule '{rule}' needs the decay input"),
+            None => None,
+        };
+        let beta: Option<(Vec<f64>, bool)> = match opt_tensor_in(ins, 5)? {
+            Some(be) => {
+                let bs = be.shape();
+                let per_head = bs == [b, t, kvh];
+                if !per_head && bs != [b, t, 1] {
+                    bail!("beta must have shape [{b}, {t}, {kvh}] or [{b}, {t}, 1], got {bs:?}");
+                }
+                Some((to_f64s(be, "beta")?, per_head))
+            }
+            None if delta => bail!("update_rule '{rule}' needs the beta input"),
+            None => None,
+        };
+        let group = qh / kvh;
+        let mut out = vec![0.0; b * t * qh * dv];
+        let mut sk = vec![0.0; dv];
+        for bi in 0..b {
+            for ti in 0..t {
+                for h in 0..kvh {
+                    let s = &mut st[(bi * kvh + h) * dk * dv..][..dk * dv];
+                    let kv = &k[(bi * t + ti) * kvh * dk + h * dk..][..dk];
+                    let vv = &v[(bi * t + ti) * kvh * dv + h * dv..][..dv];
+                    if let Some((g, per_dim)) = &decay {
+                        if gated {
+                            for i in 0..dk {
+                                let gi = if *per_dim {
+                                    g[(bi * t + ti) * kvh * dk + h * dk + i]
+                                } else {
+                                    g[(bi * t + ti) * kvh + h]
+                                };
+                                let e = gi.exp();
+                                s[i * dv..(i + 1) * dv].iter_mut().for_each(|x| *x *= e);
+                            }
+                        }
+                    }
+                    if delta {
+                        let be = match &beta {
+                            Some((bv, true)) => bv[(bi * t + ti) * kvh + h],
+                            Some((bv, false)) => bv[bi * t + ti],
+                            None => 1.0,
+                        };
+                        // sk = S^T k (with the decayed state)
+                        for (j, o) in sk.iter_mut().enumerate() {
+                            *o = (0..dk).map(|i| s[i * dv + j] * kv[i]).sum();
+                        }
+                        for i in 0..dk {
+                            for j in 0..dv {
+                                s[i * dv + j] += be * kv[i] * (vv[j] - sk[j]);
+                            }
+                        }
+                    } else {
+                        for i in 0..dk {
+                            for j in 0..dv {
+                                s[i * dv + j] += kv[i] * vv[j];
+                            }
+                        }
+                    }
+                    for qi in h * group..(h + 1) * group {
+                        let qv = &q[(bi * t + ti) * qh * dk + qi * dk..][..dk];
+                        let o = &mut out[(bi * t + ti) * qh * dv + qi * dv..][..dv];
+                        for (j, oj) in o.iter_mut().enumerate() {
+                            *oj = scale * (0..dk).map(|i| qv[i] * s[i * dv + j]).sum::<f64>();
+                        }
+                    }
+                }
+            }
+        }
+        Ok(vec![
+            from_f64s(qt.dtype(), &[b, t, qh * dv], out)?.into(),
+            from_f64s(st_type, &[b, kvh, dk, dv], st)?.into(),
+        ])
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -456,6 +456,45 @@ pub fn recurrent(cx: &mut InferCtx) -> Result<(), ShapeError> {
     Ok(())
 }
 
+/// LinearAttention: output (B, T, H_q * d_v), state (B, H_kv, d_k, d_v).
+pub fn linear_attention(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let qh = cx.attrs.int_or("q_num_heads", 0);
+    let kvh = cx.attrs.int_or("kv_num_heads", 0);
+    if qh <= 0 || kvh <= 0 {
+        shape_bail!("q_num_heads and kv_num_heads must be positive");
+    }
+    let (q, v) = (
+        cx.shape(0).map(|s| s.to_vec()),
+        cx.shape(2).map(|s| s.to_vec()),
+    );
+    let (Some(q), Some(v)) = (q, v) else {
+        cx.set_tensor(0, elem, None);
+        return Ok(());
+    };
+    if q.len() != 3 || v.len() != 3 {
+        shape_bail!("query and value must be 3-D");
+    }
+    let dv = v[2].as_ref().map(|e| e.floor_div(&Expr::int(kvh)));
+    let dk = q[2].as_ref().map(|e| e.floor_div(&Expr::int(qh)));
+    cx.set_tensor(
+        0,
+        elem,
+        Some(vec![
+            q[0].clone(),
+            q[1].clone(),
+            dv.as_ref().map(|e| e.mul(&Expr::int(qh))),
+        ]),
+    );
+    let st = cx.elem(3).unwrap_or(elem);
+    cx.set_tensor(
+        1,
+        st,
+        Some(vec![q[0].clone(), Some(Expr::int(kvh)), dk, dv]),
+    );
+    Ok(())
+}
+
 pub fn conv_transpose(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
     let (Some(x), Some(w)) = (
