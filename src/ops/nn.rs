@@ -210,4 +210,11 @@ pub const TABLE: &[OpDef] = &[
         shape: Some(s::linear_attention),
         kernel: Some(k::linear_attention),
     },
+    OpDef {
+        domain: "",
+        op_type: "DeformConv",
+        since: 1,
+        shape: Some(s::conv),
+        kernel: Some(kc::deform_conv),
+    },
 ];

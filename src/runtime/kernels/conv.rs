@@ -439,6 +439,138 @@ pub fn causal_conv_with_state(info: &NodeInfo) -> Result<Kernel, KernelError> {
     }))
 }
 
+/// Bilinear sample of a `h x w` plane at (y, x); zero outside.
+fn bilinear(p: &[f64], h: usize, w: usize, y: f64, x: f64) -> f64 {
+    if !(y > -1.0 && x > -1.0 && y < h as f64 && x < w as f64) {
+        return 0.0;
+    }
+    let (y0, x0) = (y.floor(), x.floor());
+    let (dy, dx) = (y - y0, x - x0);
+    let mut acc = 0.0;
+    for (yy, wy) in [(y0, 1.0 - dy), (y0 + 1.0, dy)] {
+        for (xx, wx) in [(x0, 1.0 - dx), (x0 + 1.0, dx)] {
+            if yy >= 0.0 && xx >= 0.0 && yy < h as f64 && xx < w as f64 && wy * wx != 0.0 {
+                acc += wy * wx * p[yy as usize * w + xx as usize];
+            }
+        }
+    }
+    acc
+}
+
+pub fn deform_conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let wa = WindowAttrs::from_info(info);
+    let group = info.attrs.int_or("group", 1);
+    let offset_group = info.attrs.int_or("offset_group", 1);
+    if offset_group < 1 {
+        bail!("offset_group must be positive, got {offset_group}");
+    }
+    let og = offset_group as usize;
+    Ok(Box::new(move |_, ins| {
+        let x = float_in_conv(ins, 0)?;
+        let w = float_in_conv(ins, 1)?;
+        let off = float_in_conv(ins, 2)?;
+        let g = conv_geo(x.shape(), w.shape(), &wa, group)?;
+        if g.spatial.len() != 2 {
+            bail!("DeformConv supports 2-D inputs, got {:?}", x.shape());
+        }
+        if g.c % og != 0 {
+            bail!("{} channels are not divisible into {og} offset groups", g.c);
+        }
+        let (h, wd) = (g.spatial[0], g.spatial[1]);
+        let (kh, kw) = (g.w.kernel[0], g.w.kernel[1]);
+        let (oh, ow) = (g.w.out[0], g.w.out[1]);
+        let kk = kh * kw;
+        let op = oh * ow;
+        if off.shape() != [g.n, og * 2 * kk, oh, ow] {
+            bail!(
+                "offset must have shape [{}, {}, {oh}, {ow}], got {:?}",
+                g.n,
+                og * 2 * kk,
+                off.shape()
+            );
+        }
+        let bias = match opt_tensor_in(ins, 3)? {
+            Some(b) => Some(zero_points(Some(b), g.m, "B")?),
+            None => None,
+        };
+        let mask = match opt_tensor_in(ins, 4)? {
+            Some(m) => {
+                if m.shape() != [g.n, og * kk, oh, ow] {
+                    bail!(
+                        "mask must have shape [{}, {}, {oh}, {ow}], got {:?}",
+                        g.n,
+                        og * kk,
+                        m.shape()
+                    );
+                }
+                Some(to_f64s(m, "mask")?)
+            }
+            None => None,
+        };
+        let xv = to_f64s(x, "X")?;
+        let wv = to_f64s(w, "W")?;
+        let ov = to_f64s(off, "offset")?;
+        let c_g = g.c / g.group;
+        let m_g = g.m / g.group;
+        let cpo = g.c / og;
+        let mut y = vec![0.0; g.n * g.m * op];
+        let mut col = vec![0.0; c_g * kk * op];
+        for ni in 0..g.n {
+            for gi in 0..g.group {
+                for cl in 0..c_g {
+                    let c = gi * c_g + cl;
+                    let o = c / cpo;
+                    let plane = &xv[(ni * g.c + c) * h * wd..][..h * wd];
+                    for ki in 0..kh {
+                        for kj in 0..kw {
+                            let kidx = ki * kw + kj;
+                            let row = &mut col[(cl * kk + kidx) * op..][..op];
+                            let oy = &ov[((ni * og + o) * 2 * kk + 2 * kidx) * op..][..op];
+                            let ox = &ov[((ni * og + o) * 2 * kk + 2 * kidx + 1) * op..][..op];
+                            for a in 0..oh {
+                                for bb in 0..ow {
+                                    let p = a * ow + bb;
+                                    let py = (a * g.w.strides[0] + ki * g.w.dilations[0]) as f64
+                                        - g.w.pad_begin[0] as f64
+                                        + oy[p];
+                                    let px = (bb * g.w.strides[1] + kj * g.w.dilations[1]) as f64
+                                        - g.w.pad_begin[1] as f64
+                                        + ox[p];
+                                    let mut val = bilinear(plane, h, wd, py, px);
+                                    if let Some(m) = &mask {
+                                        val *= m[((ni * og + o) * kk + kidx) * op + p];
+                                    }
+                                    row[p] = val;
+                                }
+                            }
+                        }
+                    }
+                }
+                let ws = &wv[gi * m_g * c_g * kk..(gi + 1) * m_g * c_g * kk];
+                let dst = &mut y[(ni * g.m + gi * m_g) * op..][..m_g * op];
+                f64::gemm(m_g, c_g * kk, op, ws, &col, dst);
+                if let Some(bv) = &bias {
+                    for (mi, r) in dst.chunks_mut(op.max(1)).enumerate() {
+                        r.iter_mut().for_each(|v| *v += bv[gi * m_g + mi]);
+                    }
+                }
+            }
+        }
+        Ok(vec![from_f64s(x.dtype(), &out_shape(&g, g.m), y)?.into()])
+    }))
+}
+
+fn float_in_conv<'v>(ins: &[Option<&'v Value>], i: usize) -> Result<&'v Tensor, KernelError> {
+    let t = tensor_in(ins, i)?;
+    if !matches!(
+        t.dtype(),
+        DataType::Float | DataType::Double | DataType::Float16 | DataType::Bfloat16
+    ) {
+        bail!("input {i} must be a float tensor, got {}", t.dtype());
+    }
+    Ok(t)
+}
+
 pub fn conv_transpose(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let wa = WindowAttrs::from_info(info);
     let group = info.attrs.int_or("group", 1);
