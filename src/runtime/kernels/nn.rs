@@ -2097,6 +2097,109 @@ mod tests {
         assert_eq!(soft_split(&[2, 3, 4], 1, 13).unwrap(), (2, 3, 4));
     }
 
+    use crate::ops::Attrs;
+    use crate::proto::attribute_proto::AttributeType;
+    use crate::proto::{AttributeProto, NodeProto};
+    use crate::runtime::kernel::RunCtx;
+
+    /// Builds and runs a kernel on tensors.
+    fn run(
+        build: fn(&NodeInfo) -> Result<Kernel, KernelError>,
+        attrs: Vec<AttributeProto>,
+        nout: usize,
+        ins: Vec<Tensor>,
+    ) -> Result<Vec<Value>, KernelError> {
+        let node = NodeProto {
+            output: (0..nout).map(|i| format!("o{i}")).collect(),
+            attribute: attrs,
+            ..Default::default()
+        };
+        let compile = |_: &crate::proto::GraphProto| Err(KernelError::new("no subgraphs"));
+        let info = NodeInfo {
+            node: &node,
+            opset: 23,
+            attrs: Attrs::new(&node),
+            compile: &compile,
+        };
+        let k = build(&info)?;
+        let mut runner = |_: &crate::runtime::Plan,
+                          _: Vec<(String, Value)>|
+         -> Result<Vec<Value>, KernelError> {
+            Err(KernelError::new("no subgraphs"))
+        };
+        let mut cx = RunCtx {
+            runner: &mut runner,
+        };
+        let vals: Vec<Value> = ins.into_iter().map(Value::Tensor).collect();
+        let refs: Vec<Option<&Value>> = vals.iter().map(Some).collect();
+        k(&mut cx, &refs)
+    }
+
+    fn int_attr(name: &str, v: i64) -> AttributeProto {
+        AttributeProto {
+            name: Some(name.into()),
+            r#type: Some(AttributeType::Int as i32),
+            i: Some(v),
+            ..Default::default()
+        }
+    }
+
+    fn f64s(v: &Value) -> Vec<f64> {
+        v.as_tensor()
+            .and_then(|t| t.to_f64_vec())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn causal_attention_first_query_sees_only_first_key() {
+        // one head, 2 queries, 2 keys, head size 1; values 10 and 20
+        let q = Tensor::from_vec(&[1, 1, 2, 1], vec![1.0f32, 1.0]).unwrap();
+        let k = Tensor::from_vec(&[1, 1, 2, 1], vec![0.0f32, 0.0]).unwrap();
+        let v = Tensor::from_vec(&[1, 1, 2, 1], vec![10.0f32, 20.0]).unwrap();
+        let out = run(
+            attention,
+            vec![int_attr("is_causal", 1)],
+            1,
+            vec![q.clone(), k.clone(), v.clone()],
+        )
+        .unwrap();
+        // equal scores: row 0 averages {10}, row 1 averages {10, 20}
+        assert_eq!(f64s(&out[0]), vec![10.0, 15.0]);
+        let out = run(attention, vec![], 1, vec![q, k, v]).unwrap();
+        assert_eq!(f64s(&out[0]), vec![15.0, 15.0]);
+    }
+
+    #[test]
+    fn rnn_identity_recurrence_accumulates() {
+        // Affine-free check: Relu RNN with W = 1, R = 1 sums its inputs
+        let x = Tensor::from_vec(&[3, 1, 1], vec![1.0f32, 2.0, 3.0]).unwrap();
+        let w = Tensor::from_vec(&[1, 1, 1], vec![1.0f32]).unwrap();
+        let r = Tensor::from_vec(&[1, 1, 1], vec![1.0f32]).unwrap();
+        let acts = AttributeProto {
+            name: Some("activations".into()),
+            r#type: Some(AttributeType::Strings as i32),
+            strings: vec![b"Relu".to_vec()],
+            ..Default::default()
+        };
+        let out = run(
+            rnn,
+            vec![int_attr("hidden_size", 1), acts],
+            2,
+            vec![x, w, r],
+        )
+        .unwrap();
+        assert_eq!(f64s(&out[0]), vec![1.0, 3.0, 6.0]);
+        assert_eq!(f64s(&out[1]), vec![6.0]);
+    }
+
+    #[test]
+    fn bad_inputs_are_errors_not_panics() {
+        let x = Tensor::from_vec(&[2, 3], vec![0.0f32; 6]).unwrap();
+        assert!(run(max_pool, vec![], 1, vec![x.clone()]).is_err());
+        assert!(run(batch_norm, vec![], 1, vec![x.clone()]).is_err());
+        assert!(run(attention, vec![], 1, vec![x.clone(), x.clone(), x]).is_err());
+    }
+
     #[test]
     fn splitmix_is_uniform_enough() {
         let mut r = SplitMix(7);
