@@ -184,27 +184,6 @@ pub const TABLE: &[OpDef] = &[
     },
     OpDef {
         domain: "",
-        op_type: "RNN",
-        since: 1,
-        shape: Some(s::recurrent),
-        kernel: Some(k::rnn),
-    },
-    OpDef {
-        domain: "",
-        op_type: "GRU",
-        since: 1,
-        shape: Some(s::recurrent),
-        kernel: Some(k::gru),
-    },
-    OpDef {
-        domain: "",
-        op_type: "LSTM",
-        since: 1,
-        shape: Some(s::recurrent),
-        kernel: Some(k::lstm),
-    },
-    OpDef {
-        domain: "",
         op_type: "LinearAttention",
         since: 1,
         shape: Some(s::linear_attention),

@@ -405,57 +405,6 @@ pub fn causal_conv(cx: &mut InferCtx) -> Result<(), ShapeError> {
     Ok(())
 }
 
-/// RNN / GRU / LSTM: Y (seq, dirs, batch, hidden) and the final states
-/// (dirs, batch, hidden), batch first when layout = 1.
-pub fn recurrent(cx: &mut InferCtx) -> Result<(), ShapeError> {
-    let elem = cx.elem_req(0)?;
-    let dirs = if cx.attrs.string_or("direction", "forward") == "bidirectional" {
-        2
-    } else {
-        1
-    };
-    let layout = cx.attrs.int_or("layout", 0);
-    let hidden: Dim = cx.attrs.int("hidden_size").map(Expr::int).or_else(|| {
-        let g = match cx.node.op_type() {
-            "GRU" => 3,
-            "LSTM" => 4,
-            _ => 1,
-        };
-        cx.shape(1)
-            .and_then(|w| w.get(1).cloned())
-            .flatten()
-            .map(|e| e.floor_div(&Expr::int(g)))
-    });
-    let x = cx.shape(0).map(|s| s.to_vec());
-    let (seq, batch) = match &x {
-        Some(x) if x.len() == 3 => {
-            if layout == 0 {
-                (x[0].clone(), x[1].clone())
-            } else {
-                (x[1].clone(), x[0].clone())
-            }
-        }
-        _ => (None, None),
-    };
-    let d = Some(Expr::int(dirs));
-    let (y, st) = if layout == 0 {
-        (
-            vec![seq, d.clone(), batch.clone(), hidden.clone()],
-            vec![d, batch, hidden],
-        )
-    } else {
-        (
-            vec![batch.clone(), seq, d.clone(), hidden.clone()],
-            vec![batch, d, hidden],
-        )
-    };
-    cx.set_tensor(0, elem, Some(y));
-    for o in 1..cx.num_outputs().min(3) {
-        cx.set_tensor(o, elem, Some(st.clone()));
-    }
-    Ok(())
-}
-
 /// LinearAttention: output (B, T, H_q * d_v), state (B, H_kv, d_k, d_v).
 pub fn linear_attention(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
