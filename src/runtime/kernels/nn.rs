@@ -1128,7 +1128,28 @@ mod tests {
         let x = Tensor::from_vec(&[2, 3], vec![0.0f32; 6]).unwrap();
         assert!(run(max_pool, vec![], 1, vec![x.clone()]).is_err());
         assert!(run(batch_norm, vec![], 1, vec![x.clone()]).is_err());
-        assert!(run(attention, vec![], 1, vec![x.clone(), x.clone(), x]).is_err());
+        assert!(run(lrn, vec![int_attr("size", 0)], 1, vec![x.clone()]).is_err());
+        let w = Tensor::from_vec(&[1, 3, 1, 1], vec![1.0f32; 3]).unwrap();
+        let x4 = Tensor::from_vec(&[1, 3, 1, 2], vec![0.0f32; 6]).unwrap();
+        let conv = crate::runtime::kernels::conv::conv;
+        assert!(run(
+            conv,
+            vec![int_attr("group", 2)],
+            1,
+            vec![x4.clone(), w.clone()]
+        )
+        .is_err());
+        assert!(run(conv, vec![], 1, vec![x, w]).is_err());
+        assert!(run(conv, vec![int_attr("group", 0)], 1, vec![x4.clone(), x4]).is_err());
+    }
+
+    #[test]
+    fn dropout_inference_is_identity_with_true_mask() {
+        let x = Tensor::from_vec(&[3], vec![1.0f32, -2.0, 3.0]).unwrap();
+        let out = run(dropout, vec![], 2, vec![x]).unwrap();
+        assert_eq!(f64s(&out[0]), vec![1.0, -2.0, 3.0]);
+        assert_eq!(f64s(&out[1]), vec![1.0, 1.0, 1.0]);
+        assert_eq!(out[1].dtype(), DataType::Bool);
     }
 
     #[test]
