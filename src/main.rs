@@ -1,44 +1,247 @@
-//! The `onnx-light` binary: a thin shell over the library.
+//! The `onnx-light` binary: a thin shell over the library (SPEC §1).
 
+use colored::Colorize;
+use onnx_light::repl::{self, editor::ShellHelper, Flow, ScriptEnd, Session};
 use onnx_light::runtime::backend;
+use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+const USAGE: &str = "usage:
+  onnx-light                          interactive shell
+  onnx-light FILE.repl [FILE.repl...] run scripts in one session
+  onnx-light -c \"CMD; CMD\"            run commands given inline
+  onnx-light test PATH... [--json]    run ONNX backend test folders
+options:
+  --no-color     plain output (also NO_COLOR=1, or when stdout is not a terminal)
+  --keep-going   report a failing script line and continue
+  -h, --help     this help
+  -V, --version  the version";
+
+struct Cli {
+    scripts: Vec<PathBuf>,
+    inline: Vec<String>,
+    keep_going: bool,
+    color: bool,
+}
+
+fn out(s: &str) {
+    let mut o = std::io::stdout().lock();
+    let _ = writeln!(o, "{s}");
+}
+
+fn err_line(s: &str, color: bool) {
+    if color {
+        eprintln!("{}", s.red());
+    } else {
+        eprintln!("{s}");
+    }
+}
+
+fn run_test(args: &[String]) -> ExitCode {
+    let json = args.iter().any(|a| a == "--json");
+    if let Some(bad) = args.iter().find(|a| a.starts_with('-') && *a != "--json") {
+        eprintln!("error: unknown option '{bad}' for 'test'\n{USAGE}");
+        return ExitCode::from(2);
+    }
+    let paths: Vec<PathBuf> = args
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .map(PathBuf::from)
+        .collect();
+    if paths.is_empty() {
+        eprintln!("error: 'test' needs at least one folder\n{USAGE}");
+        return ExitCode::from(2);
+    }
+    let cases = match backend::collect_cases(&paths) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut results = Vec::with_capacity(cases.len());
+    for c in &cases {
+        let r = backend::run_case(c);
+        if !json {
+            if r.passed {
+                out(&format!("ok {}", r.name));
+            } else {
+                out(&format!("FAIL {}: {}", r.name, r.reason.replace('\n', " ")));
+            }
+        }
+        results.push(r);
+    }
+    let failed = results.iter().filter(|r| !r.passed).count();
+    if json {
+        out(&serde_json::to_string_pretty(&results).unwrap_or_default());
+    } else {
+        out(&format!(
+            "{} passed, {} failed",
+            results.len() - failed,
+            failed
+        ));
+    }
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn interactive(s: &mut Session, color: bool) -> ExitCode {
+    let config = rustyline::Config::builder().auto_add_history(true).build();
+    let mut ed =
+        match rustyline::Editor::<ShellHelper, rustyline::history::DefaultHistory>::with_config(
+            config,
+        ) {
+            Ok(e) => e,
+            Err(e) => {
+                eprintln!("error: cannot start the line editor: {e}");
+                return ExitCode::from(1);
+            }
+        };
+    ed.set_helper(Some(ShellHelper::default()));
+    let history = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".onnx_light_history"));
+    if let Some(h) = &history {
+        let _ = ed.load_history(h);
+    }
+    out("onnx-light — an interactive shell for ONNX models. 'help' lists the commands.");
+    let prompt = if color {
+        "\x1b[1;36monnx>\x1b[0m ".to_string()
+    } else {
+        "onnx> ".to_string()
+    };
+    loop {
+        match ed.readline(&prompt) {
+            Ok(line) => match s.execute(&line) {
+                Ok((text, flow)) => {
+                    if !text.is_empty() {
+                        out(&text);
+                    }
+                    if flow == Flow::Quit {
+                        break;
+                    }
+                }
+                Err(e) => err_line(&format!("error: {}", e.0), color),
+            },
+            Err(rustyline::error::ReadlineError::Interrupted) => continue,
+            Err(rustyline::error::ReadlineError::Eof) => break,
+            Err(e) => {
+                eprintln!("error: {e}");
+                break;
+            }
+        }
+    }
+    if let Some(h) = &history {
+        let _ = ed.save_history(h);
+    }
+    ExitCode::SUCCESS
+}
+
+fn run_text(s: &mut Session, name: &str, text: &str, cli: &Cli) -> Result<bool, ExitCode> {
+    let mut failures = 0;
+    let mut print = |o: &str| out(o);
+    let mut eprint = |e: &str| err_line(e, cli.color);
+    let (end, f) = repl::run_script(s, name, text, cli.keep_going, &mut print, &mut eprint);
+    failures += f;
+    match end {
+        ScriptEnd::Failed(msg) => {
+            err_line(&msg, cli.color);
+            Err(ExitCode::from(1))
+        }
+        ScriptEnd::Quit => Ok(false),
+        ScriptEnd::Done => {
+            if failures > 0 {
+                Err(ExitCode::from(1))
+            } else {
+                Ok(true)
+            }
+        }
+    }
+}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(|s| s.as_str()) == Some("test") {
-        let json = args.iter().any(|a| a == "--json");
-        let paths: Vec<PathBuf> = args[1..]
-            .iter()
-            .filter(|a| !a.starts_with("--"))
-            .map(PathBuf::from)
-            .collect();
-        if paths.is_empty() {
-            eprintln!("usage: onnx-light test PATH... [--json]");
-            return ExitCode::from(2);
+        return run_test(&args[1..]);
+    }
+    let mut cli = Cli {
+        scripts: vec![],
+        inline: vec![],
+        keep_going: false,
+        color: std::io::stdout().is_terminal()
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+    };
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--no-color" => cli.color = false,
+            "--keep-going" => cli.keep_going = true,
+            "-h" | "--help" => {
+                out(USAGE);
+                return ExitCode::SUCCESS;
+            }
+            "-V" | "--version" => {
+                out(&format!("onnx-light {}", env!("CARGO_PKG_VERSION")));
+                return ExitCode::SUCCESS;
+            }
+            "-c" => {
+                i += 1;
+                match args.get(i) {
+                    Some(c) => cli.inline.push(c.clone()),
+                    None => {
+                        eprintln!("error: -c needs a command string\n{USAGE}");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
+            a if a.starts_with('-') && a.len() > 1 => {
+                eprintln!("error: unknown option '{a}'\n{USAGE}");
+                return ExitCode::from(2);
+            }
+            a => cli.scripts.push(PathBuf::from(a)),
         }
-        let cases = match backend::collect_cases(&paths) {
-            Ok(c) => c,
+        i += 1;
+    }
+    colored::control::set_override(cli.color);
+    let mut s = Session::new();
+    for c in &cli.inline.clone() {
+        let cmds = repl::split_inline(c);
+        let text = cmds.join("\n");
+        match run_text(&mut s, "-c", &text, &cli) {
+            Ok(true) => {}
+            Ok(false) => return ExitCode::SUCCESS,
+            Err(code) => return code,
+        }
+    }
+    for p in &cli.scripts.clone() {
+        let text = match repl::read_script(p) {
+            Ok(t) => t,
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", e.0);
                 return ExitCode::from(2);
             }
         };
-        let results: Vec<_> = cases.iter().map(|c| backend::run_case(c)).collect();
-        let failed = results.iter().filter(|r| !r.passed).count();
-        if json {
-            println!("{}", serde_json::to_string_pretty(&results).unwrap_or_default());
-        } else {
-            for r in &results {
-                if r.passed {
-                    println!("ok {}", r.name);
-                } else {
-                    println!("FAIL {}: {}", r.name, r.reason);
-                }
-            }
-            println!("{} passed, {} failed", results.len() - failed, failed);
+        match run_text(&mut s, &p.display().to_string(), &text, &cli) {
+            Ok(true) => {}
+            Ok(false) => return ExitCode::SUCCESS,
+            Err(code) => return code,
         }
-        return if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) };
     }
-    ExitCode::SUCCESS
+    if !cli.inline.is_empty() || !cli.scripts.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    if std::io::stdin().is_terminal() {
+        return interactive(&mut s, cli.color);
+    }
+    let mut text = String::new();
+    if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+        eprintln!("error: cannot read standard input: {e}");
+        return ExitCode::from(2);
+    }
+    match run_text(&mut s, "<stdin>", &text, &cli) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(code) => code,
+    }
 }

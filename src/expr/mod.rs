@@ -31,6 +31,12 @@
 //! would overflow an `i64`, the affected sum or product is left unfolded (its
 //! children are still simplified), so e.g. `9223372036854775807+1` parses but
 //! evaluates to an overflow error.
+//!
+//! Simplification preserves the value under every binding for which the
+//! original evaluates, with one caveat: expanding products (`(N-M)*K` into
+//! `K*N-K*M`) can create intermediates beyond the 128-bit range when symbols
+//! are bound near the `i64` limits, in which case the simplified form
+//! reports an overflow that the original did not.
 
 mod eval;
 mod parse;
@@ -222,7 +228,11 @@ impl Expr {
 
     /// `self - o`, simplified.
     pub fn sub(&self, o: &Expr) -> Expr {
-        Expr::Add(vec![self.clone(), Expr::Mul(vec![Expr::Int(-1), o.clone()])]).simplify()
+        Expr::Add(vec![
+            self.clone(),
+            Expr::Mul(vec![Expr::Int(-1), o.clone()]),
+        ])
+        .simplify()
     }
 
     /// `self * o`, simplified.
@@ -249,7 +259,7 @@ impl Expr {
     ///
     /// `Expr` also implements [`Ord`], whose `max` takes `self` by value: on
     /// an owned `Expr`, `a.max(&b)` resolves to `Ord::max` and does not
-    /// compile. Call `Expr::max(&a, &b)` or `(&a).max(&b)`.
+    /// compile. Call `Expr::max(&a, &b)`, or `r.max(&b)` on a reference `r`.
     pub fn max(&self, o: &Expr) -> Expr {
         Expr::Max(vec![self.clone(), o.clone()]).simplify()
     }

@@ -95,18 +95,11 @@ fn tokenize(text: &str) -> Result<Vec<Token>, ExprError> {
             }
             _ => {
                 let ch = text[start..].chars().next().unwrap_or('?');
-                return Err(ExprError::at(
-                    format!("unexpected character '{ch}'"),
-                    start,
-                ));
+                return Err(ExprError::at(format!("unexpected character '{ch}'"), start));
             }
         };
         i += 1;
-        out.push(Token {
-            tok,
-            start,
-            end: i,
-        });
+        out.push(Token { tok, start, end: i });
     }
     out.push(Token {
         tok: Tok::End,

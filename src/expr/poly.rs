@@ -163,9 +163,7 @@ impl Poly {
 
     /// The gcd of the absolute values of the coefficients (0 for zero).
     pub fn content(&self) -> u64 {
-        self.terms
-            .values()
-            .fold(0, |g, c| gcd(g, c.unsigned_abs()))
+        self.terms.values().fold(0, |g, c| gcd(g, c.unsigned_abs()))
     }
 
     /// Divides every coefficient by `d`, which must divide them all.

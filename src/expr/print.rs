@@ -31,7 +31,9 @@ fn wrap(e: &Expr, need: u8) -> String {
 fn strip_negation(e: &Expr) -> Option<Expr> {
     match e {
         Expr::Int(v) if *v < 0 => v.checked_neg().map(Expr::Int),
-        Expr::Mul(xs) if xs.len() >= 2 => match xs[0] {
+        // Only canonical-looking terms: with more literals among the factors
+        // (an unfolded product), "-" would fuse with the next literal.
+        Expr::Mul(xs) if xs.len() >= 2 && !xs[1..].iter().any(Expr::is_int) => match xs[0] {
             Expr::Int(-1) => Some(if xs.len() == 2 {
                 xs[1].clone()
             } else {
@@ -96,10 +98,7 @@ fn fmt(e: &Expr) -> (String, u8) {
                 (s, prec)
             }
         },
-        Expr::FloorDiv(a, b) => (
-            format!("{}//{}", wrap(a, PRODUCT), wrap(b, UNARY)),
-            PRODUCT,
-        ),
+        Expr::FloorDiv(a, b) => (format!("{}//{}", wrap(a, PRODUCT), wrap(b, UNARY)), PRODUCT),
         Expr::Mod(a, b) => (format!("{}%{}", wrap(a, PRODUCT), wrap(b, UNARY)), PRODUCT),
         Expr::CeilDiv(a, b) => call("CeilToInt", &[a, b]),
         Expr::Max(xs) | Expr::Min(xs) if xs.len() == 1 => fmt(&xs[0]),

@@ -11,7 +11,8 @@
 //! - for `g` dividing every coefficient of `a` and `b`:
 //!   `a // b == (a/g) // (b/g)`, likewise `CeilToInt`, and
 //!   `a % b == g * ((a/g) % (b/g))`;
-//! - for a constant `d > 0`, coefficients of `a % d` may be reduced modulo `d`.
+//! - for a constant `d > 0`, coefficients of `a % d` may be reduced modulo `d`
+//!   (to the representative closest to zero, so they never grow).
 
 use super::poly::{divide_monomial, gcd, Poly};
 use super::Expr;
@@ -54,31 +55,84 @@ fn make_div(kind: DivKind, a: Expr, b: Expr) -> Expr {
 pub(crate) fn simplify(e: &Expr) -> Expr {
     match to_poly(e) {
         Some(p) => p.to_expr(),
-        None => fallback(e),
+        None => settle(fallback(e)).1,
+    }
+}
+
+/// A fallback result whose polynomial no longer overflows (the overflow was
+/// in literals that cancel) gets the canonical form after all.
+fn settle(f: Expr) -> (Option<Poly>, Expr) {
+    match to_poly(&f) {
+        Some(p) => {
+            let s = p.to_expr();
+            (Some(p), s)
+        }
+        None => (None, f),
     }
 }
 
 /// The structural simplification used when folding a sum or product
 /// overflows: children are simplified, nested sums (products) are spliced,
-/// nothing is combined.
+/// and integer literals are folded as far as possible without overflow.
+/// Other terms are not combined.
 fn fallback(e: &Expr) -> Expr {
-    let splice = |xs: &[Expr], is_add: bool| -> Vec<Expr> {
-        let mut out = Vec::new();
-        for x in xs {
-            match (simplify(x), is_add) {
-                (Expr::Add(inner), true) => out.extend(inner),
-                (Expr::Mul(inner), false) => out.extend(inner),
-                (s, _) => out.push(s),
+    let (xs, is_add) = match e {
+        Expr::Add(xs) => (xs, true),
+        Expr::Mul(xs) => (xs, false),
+        _ => return e.clone(),
+    };
+    let fold = |a: i64, b: i64| {
+        if is_add {
+            a.checked_add(b)
+        } else {
+            a.checked_mul(b)
+        }
+    };
+    let mut consts: Vec<i64> = Vec::new();
+    let mut others = Vec::new();
+    for x in xs {
+        let items = match (simplify(x), is_add) {
+            (Expr::Add(inner), true) | (Expr::Mul(inner), false) => inner,
+            (s, _) => vec![s],
+        };
+        for item in items {
+            match item {
+                Expr::Int(v) => consts.push(v),
+                other => others.push(other),
             }
         }
-        out
+    }
+    // Fold each literal into the first earlier one it combines with, until
+    // no two combine.
+    loop {
+        let before = consts.len();
+        let mut merged: Vec<i64> = Vec::with_capacity(before);
+        for v in consts {
+            match merged.iter_mut().find_map(|m| fold(*m, v).map(|f| (m, f))) {
+                Some((m, f)) => *m = f,
+                None => merged.push(v),
+            }
+        }
+        consts = merged;
+        if consts.len() == before {
+            break;
+        }
+    }
+    let neutral = if is_add { 0 } else { 1 };
+    consts.retain(|&c| c != neutral);
+    let mut items: Vec<Expr> = if is_add {
+        others
+            .into_iter()
+            .chain(consts.into_iter().map(Expr::Int))
+            .collect()
+    } else {
+        consts.into_iter().map(Expr::Int).chain(others).collect()
     };
-    match e {
-        Expr::Add(xs) if xs.len() == 1 => simplify(&xs[0]),
-        Expr::Mul(xs) if xs.len() == 1 => simplify(&xs[0]),
-        Expr::Add(xs) => Expr::Add(splice(xs, true)),
-        Expr::Mul(xs) => Expr::Mul(splice(xs, false)),
-        _ => e.clone(),
+    match items.len() {
+        0 => Expr::Int(neutral),
+        1 => items.pop().unwrap_or(Expr::Int(neutral)),
+        _ if is_add => Expr::Add(items),
+        _ => Expr::Mul(items),
     }
 }
 
@@ -89,7 +143,7 @@ fn child(e: &Expr) -> (Option<Poly>, Expr) {
             let s = p.to_expr();
             (Some(p), s)
         }
-        None => (None, fallback(e)),
+        None => settle(fallback(e)),
     }
 }
 
@@ -170,6 +224,17 @@ fn div_rules(kind: DivKind, pa: &Poly, pb: &Poly) -> Option<Poly> {
     }
 }
 
+/// The representative of `c` modulo `d > 0` closest to zero (the positive
+/// one on a tie), so reducing never makes a coefficient larger.
+fn symmetric_rem(c: i64, d: i64) -> i64 {
+    let r = c.rem_euclid(d);
+    if r > d - r {
+        r - d
+    } else {
+        r
+    }
+}
+
 /// `r op pb` where nothing more can be pulled out of `r`; `pb` is nonzero
 /// with a positive leading coefficient.
 fn remainder_atom(kind: DivKind, mut r: Poly, pb: &Poly) -> Option<Poly> {
@@ -177,7 +242,7 @@ fn remainder_atom(kind: DivKind, mut r: Poly, pb: &Poly) -> Option<Poly> {
         if let Some(d) = pb.as_const() {
             let mut reduced = Poly::zero();
             for (k, c) in &r.terms {
-                reduced.add_term(k.clone(), c.rem_euclid(d))?;
+                reduced.add_term(k.clone(), symmetric_rem(*c, d))?;
             }
             r = reduced;
         }
@@ -219,12 +284,8 @@ fn extremum(is_max: bool, xs: &[Expr]) -> Poly {
     for x in xs {
         let (p, e) = child(x);
         match e {
-            Expr::Max(inner) if is_max => {
-                args.extend(inner.into_iter().map(|i| (to_poly(&i), i)))
-            }
-            Expr::Min(inner) if !is_max => {
-                args.extend(inner.into_iter().map(|i| (to_poly(&i), i)))
-            }
+            Expr::Max(inner) if is_max => args.extend(inner.into_iter().map(|i| (to_poly(&i), i))),
+            Expr::Min(inner) if !is_max => args.extend(inner.into_iter().map(|i| (to_poly(&i), i))),
             e => args.push((p, e)),
         }
     }

@@ -1,5 +1,17 @@
 use super::*;
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
+
+/// Proptest settings; failing cases are saved next to this file.
+fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        failure_persistence: Some(Box::new(FileFailurePersistence::SourceParallel(
+            "proptest-regressions",
+        ))),
+        ..ProptestConfig::default()
+    }
+}
 
 fn p(s: &str) -> Expr {
     Expr::parse(s).unwrap_or_else(|e| panic!("parse {s:?}: {e}"))
@@ -76,7 +88,7 @@ fn canonical_forms() {
         ("Max(N, N+1)", "N+1"),
         ("Min(N, N+1)", "N"),
         ("Min(N-2, N+1, N)", "N-2"),
-        ("N%-3", "-(2*N%3)"),
+        ("N%-3", "-(-N%3)"),
         ("(2*N+1)//2", "N"),
         ("(N+2)%2", "N%2"),
         ("(6*N)%4", "2*(N%2)"),
@@ -165,11 +177,17 @@ fn eval_errors() {
     );
     assert_eq!(e.eval(&binds(&[("M", 1), ("N", 2)])), Ok(4));
     assert_eq!(
-        p("N//M").eval(&binds(&[("M", 0), ("N", 2)])).unwrap_err().message,
+        p("N//M")
+            .eval(&binds(&[("M", 0), ("N", 2)]))
+            .unwrap_err()
+            .message,
         "division by zero"
     );
     assert_eq!(
-        p("N%M").eval(&binds(&[("M", 0), ("N", 2)])).unwrap_err().message,
+        p("N%M")
+            .eval(&binds(&[("M", 0), ("N", 2)]))
+            .unwrap_err()
+            .message,
         "modulo by zero"
     );
     assert_eq!(
@@ -186,13 +204,18 @@ fn eval_errors() {
 #[test]
 fn overflow_is_an_error() {
     let e = p("9223372036854775807+1");
-    assert_eq!(e.eval(&Bindings::new()).unwrap_err().message, "integer overflow");
+    assert_eq!(
+        e.eval(&Bindings::new()).unwrap_err().message,
+        "integer overflow"
+    );
     assert_eq!(e.to_string(), "9223372036854775807+1");
     assert_eq!(p(&e.to_string()), e);
     let big = binds(&[("N", i64::MAX)]);
     assert!(p("N*N").eval(&big).is_err());
     assert!(p("N+1").eval(&big).is_err());
-    assert!(p("-9223372036854775808//-1").eval(&Bindings::new()).is_err());
+    assert!(p("-9223372036854775808//-1")
+        .eval(&Bindings::new())
+        .is_err());
     let min = binds(&[("N", i64::MIN)]);
     assert!(p("-N").eval(&min).is_err());
     assert!(p("N//-1").eval(&min).is_err());
@@ -228,6 +251,36 @@ fn builders_do_not_panic_on_overflow() {
     assert!(all[0].eval(&Bindings::new()).is_err());
     assert_eq!(min.modulo(&Expr::int(-1)).eval(&Bindings::new()), Ok(0));
     assert_eq!(Expr::max(&max, &min), max);
+}
+
+#[test]
+fn overflow_regressions() {
+    // Cases once found by the `extreme_constants` property.
+    let n_big = binds(&[("N", 6074001000)]);
+    let e = p("N*N%-4611686018427387904");
+    let raw = Expr::Mod(
+        Box::new(Expr::Mul(vec![Expr::sym("N"), Expr::sym("N")])),
+        Box::new(Expr::Int(-4611686018427387904)),
+    );
+    assert_eq!(e.eval(&n_big), raw.eval(&n_big));
+    assert!(e.eval(&n_big).is_ok());
+    let e = Expr::Mul(vec![
+        Expr::Int(-1),
+        Expr::Mul(vec![Expr::Int(i64::MAX), Expr::Int(2)]),
+    ])
+    .simplify();
+    assert_eq!(p(&e.to_string()), e);
+    assert_eq!(
+        p("-1+-9223372036854775808+9223372036854775807"),
+        Expr::Int(-2)
+    );
+    assert_eq!(
+        p("---9223372036854775808//-2"),
+        Expr::Int(4611686018427387904)
+    );
+    let e = p("Max(0, N)-2*-4611686018427387904");
+    assert_eq!(p(&e.to_string()), e);
+    assert_eq!(e.simplify(), e);
 }
 
 #[test]
@@ -270,7 +323,8 @@ fn builders() {
     assert_eq!(n.ceil_div(&Expr::int(1)), n);
     assert_eq!(Expr::max(&n, &m), Expr::max(&m, &n));
     // On a reference the inherent method wins over `Ord::max`.
-    assert_eq!((&n).max(&m), p("Max(M, N)"));
+    let r: &Expr = &n;
+    assert_eq!(r.max(&m), p("Max(M, N)"));
     assert_eq!(Expr::min(&n, &n), n);
     assert_eq!(n.neg().neg(), n);
     assert_eq!(n.mul(&m), m.mul(&n));
@@ -306,9 +360,11 @@ fn arb_expr() -> impl Strategy<Value = Expr> {
             (inner.clone(), inner.clone()).prop_map(move |(a, b)| Expr::FloorDiv(bx(a), bx(b))),
             (inner.clone(), inner.clone()).prop_map(move |(a, b)| Expr::Mod(bx(a), bx(b))),
             (inner.clone(), inner.clone()).prop_map(move |(a, b)| Expr::CeilDiv(bx(a), bx(b))),
-            (inner.clone(), -4i64..=4).prop_map(move |(a, d)| Expr::FloorDiv(bx(a), bx(Expr::Int(d)))),
+            (inner.clone(), -4i64..=4)
+                .prop_map(move |(a, d)| Expr::FloorDiv(bx(a), bx(Expr::Int(d)))),
             (inner.clone(), -4i64..=4).prop_map(move |(a, d)| Expr::Mod(bx(a), bx(Expr::Int(d)))),
-            (inner.clone(), -4i64..=4).prop_map(move |(a, d)| Expr::CeilDiv(bx(a), bx(Expr::Int(d)))),
+            (inner.clone(), -4i64..=4)
+                .prop_map(move |(a, d)| Expr::CeilDiv(bx(a), bx(Expr::Int(d)))),
             prop::collection::vec(inner.clone(), 2..4).prop_map(Expr::Max),
             prop::collection::vec(inner, 2..4).prop_map(Expr::Min),
         ]
@@ -316,11 +372,12 @@ fn arb_expr() -> impl Strategy<Value = Expr> {
 }
 
 fn arb_bindings() -> impl Strategy<Value = Bindings> {
-    (-20i64..20, -20i64..20, -20i64..20).prop_map(|(n, m, k)| binds(&[("N", n), ("M", m), ("K", k)]))
+    (-20i64..20, -20i64..20, -20i64..20)
+        .prop_map(|(n, m, k)| binds(&[("N", n), ("M", m), ("K", k)]))
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #![proptest_config(config(2000))]
 
     #[test]
     fn simplify_preserves_value(e in arb_expr(), bs in prop::collection::vec(arb_bindings(), 8)) {
@@ -361,5 +418,52 @@ proptest! {
             None => {}
         }
         prop_assert_eq!(a.equals(&a), Some(true));
+    }
+}
+
+fn arb_extreme_expr() -> impl Strategy<Value = Expr> {
+    let leaf = prop_oneof![
+        (-3i64..=3).prop_map(Expr::Int),
+        prop_oneof![
+            Just(i64::MAX),
+            Just(i64::MIN),
+            Just(i64::MAX / 2 + 1),
+            Just(i64::MIN / 2),
+            Just(1i64 << 32),
+            any::<i64>()
+        ]
+        .prop_map(Expr::Int),
+        prop_oneof![Just("N"), Just("M")].prop_map(Expr::sym),
+    ];
+    leaf.prop_recursive(4, 24, 3, |inner| {
+        let bx = |e: Expr| Box::new(e);
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 2..4).prop_map(Expr::Add),
+            prop::collection::vec(inner.clone(), 2..3).prop_map(Expr::Mul),
+            inner
+                .clone()
+                .prop_map(|e| Expr::Mul(vec![Expr::Int(-1), e])),
+            (inner.clone(), inner.clone()).prop_map(move |(a, b)| Expr::FloorDiv(bx(a), bx(b))),
+            (inner.clone(), inner.clone()).prop_map(move |(a, b)| Expr::Mod(bx(a), bx(b))),
+            (inner.clone(), inner.clone()).prop_map(move |(a, b)| Expr::CeilDiv(bx(a), bx(b))),
+            prop::collection::vec(inner, 2..4).prop_map(Expr::Max),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(config(5000))]
+
+    /// With constants near the i64 limits nothing panics, simplification
+    /// stays idempotent and printable, and values are kept.
+    #[test]
+    fn extreme_constants(e in arb_extreme_expr(), n in any::<i64>(), m in -3i64..3) {
+        let s = e.simplify();
+        prop_assert_eq!(s.simplify(), s.clone(), "e = {}", e);
+        prop_assert_eq!(Expr::parse(&s.to_string()), Ok(s.clone()), "text {}", s);
+        let b = binds(&[("N", n), ("M", m)]);
+        if let Ok(v) = e.eval(&b) {
+            prop_assert_eq!(s.eval(&b), Ok(v), "e = {} ; s = {}", e, s);
+        }
     }
 }

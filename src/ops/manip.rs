@@ -1,11 +1,58 @@
 //! Tensor manipulation operators.
 
 use super::OpDef;
+use crate::runtime::kernels::index as x;
 use crate::runtime::kernels::manip as k;
 use crate::shape::rules::manip as s;
 
+macro_rules! op {
+    ($name:literal, $shape:expr, $kernel:expr) => {
+        OpDef {
+            domain: "",
+            op_type: $name,
+            since: 1,
+            shape: Some($shape),
+            kernel: Some($kernel),
+        }
+    };
+}
+
 pub const TABLE: &[OpDef] = &[
-    OpDef { domain: "", op_type: "Reshape", since: 1, shape: Some(s::reshape), kernel: Some(k::reshape) },
-    OpDef { domain: "", op_type: "Transpose", since: 1, shape: Some(s::transpose), kernel: Some(k::transpose) },
-    OpDef { domain: "", op_type: "Concat", since: 1, shape: Some(s::concat), kernel: Some(k::concat) },
+    op!("Reshape", s::reshape, k::reshape),
+    op!("Transpose", s::transpose, k::transpose),
+    op!("Concat", s::concat, k::concat),
+    op!("Flatten", s::flatten, k::flatten),
+    op!("Squeeze", s::squeeze, k::squeeze),
+    op!("Unsqueeze", s::unsqueeze, k::unsqueeze),
+    op!("Split", s::split, k::split),
+    op!("Slice", s::slice, k::slice),
+    op!("Expand", s::expand, k::expand),
+    op!("Tile", s::tile, k::tile),
+    op!("Pad", s::pad, k::pad),
+    op!("Shape", s::shape_op, k::shape),
+    op!("Size", s::size, k::size),
+    op!(
+        "ConstantOfShape",
+        s::constant_of_shape,
+        k::constant_of_shape
+    ),
+    op!("Constant", s::constant, k::constant),
+    op!("Range", s::range, k::range),
+    op!("Trilu", s::same_as_input, k::trilu),
+    op!("EyeLike", s::eye_like, k::eye_like),
+    op!("CumSum", s::same_as_input, k::cumsum),
+    op!("ReverseSequence", s::same_as_input, k::reverse_sequence),
+    op!("DepthToSpace", s::depth_to_space, k::depth_to_space),
+    op!("SpaceToDepth", s::space_to_depth, k::space_to_depth),
+    op!("Gather", s::gather, x::gather),
+    op!("GatherElements", s::gather_elements, x::gather_elements),
+    op!("GatherND", s::gather_nd, x::gather_nd),
+    op!("ScatterElements", s::same_as_input, x::scatter_elements),
+    op!("Scatter", s::same_as_input, x::scatter_elements),
+    op!("ScatterND", s::same_as_input, x::scatter_nd),
+    op!("OneHot", s::one_hot, x::one_hot),
+    op!("Compress", s::compress, x::compress),
+    op!("NonZero", s::non_zero, x::non_zero),
+    op!("Unique", s::unique, x::unique),
+    op!("TopK", s::top_k, x::top_k),
 ];

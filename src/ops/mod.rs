@@ -6,11 +6,17 @@
 //! context. Adding an operator is adding one entry to its family's table and
 //! the functions it names.
 
+mod attention;
 mod attrs;
+mod control;
 mod elementwise;
+mod extra;
 mod linalg;
 mod manip;
+mod misc;
 mod nn;
+mod reduce;
+mod sequence;
 mod tables;
 
 pub use attrs::Attrs;

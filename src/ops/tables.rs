@@ -6,8 +6,14 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
     [
         super::elementwise::TABLE,
         super::manip::TABLE,
+        super::reduce::TABLE,
         super::linalg::TABLE,
         super::nn::TABLE,
+        super::control::TABLE,
+        super::sequence::TABLE,
+        super::misc::TABLE,
+        super::attention::TABLE,
+        super::extra::TABLE,
     ]
     .into_iter()
     .flat_map(|t| t.iter())

@@ -57,10 +57,12 @@ pub fn safe_location(dir: &Path, location: &str) -> Result<PathBuf, String> {
             "external data location '{location}' is absolute; it must be relative to the model's folder"
         ));
     }
-    if rel
-        .components()
-        .any(|c| matches!(c, Component::ParentDir | Component::Prefix(_) | Component::RootDir))
-        || location.split(['/', '\\']).any(|c| c == "..")
+    if rel.components().any(|c| {
+        matches!(
+            c,
+            Component::ParentDir | Component::Prefix(_) | Component::RootDir
+        )
+    }) || location.split(['/', '\\']).any(|c| c == "..")
     {
         return Err(format!(
             "external data location '{location}' leaves the model's folder ('..')"
@@ -102,9 +104,8 @@ pub fn resolve_external_data(model: &mut ModelProto, dir: &Path) -> Result<(), S
             }
         }
         let res = (|| -> Result<Vec<u8>, String> {
-            let loc = location.ok_or_else(|| {
-                format!("tensor '{}' is external but has no location", t.name())
-            })?;
+            let loc = location
+                .ok_or_else(|| format!("tensor '{}' is external but has no location", t.name()))?;
             let path = safe_location(dir, &loc)?;
             if !maps.contains_key(&path) {
                 let file = std::fs::File::open(&path).map_err(|e| format!("{loc}: {e}"))?;
@@ -170,7 +171,7 @@ pub fn externalize(
             return;
         }
         // align each tensor to 64 bytes, like other writers do for mmap use
-        while data.len() % 64 != 0 {
+        while !data.len().is_multiple_of(64) {
             data.push(0);
         }
         let offset = data.len();
@@ -201,7 +202,9 @@ mod tests {
     #[test]
     fn hostile_locations_are_refused() {
         let dir = std::env::temp_dir();
-        assert!(safe_location(&dir, "/etc/passwd").unwrap_err().contains("absolute"));
+        assert!(safe_location(&dir, "/etc/passwd")
+            .unwrap_err()
+            .contains("absolute"));
         assert!(safe_location(&dir, "../x").unwrap_err().contains(".."));
         assert!(safe_location(&dir, "a/../../x").unwrap_err().contains(".."));
         assert!(safe_location(&dir, "").is_err());

@@ -48,9 +48,8 @@ pub fn decode_model(bytes: &[u8]) -> Result<ModelProto, prost::DecodeError> {
 /// reference (files must lie inside the model's folder).
 pub fn load_model(path: &Path) -> Result<ModelProto, ProtoError> {
     let bytes = std::fs::read(path).map_err(|e| ProtoError::new(path, e.to_string()))?;
-    let mut model = decode_model(&bytes).map_err(|e| {
-        ProtoError::new(path, format!("not a valid ONNX protobuf model: {e}"))
-    })?;
+    let mut model = decode_model(&bytes)
+        .map_err(|e| ProtoError::new(path, format!("not a valid ONNX protobuf model: {e}")))?;
     let dir = path
         .parent()
         .map(Path::to_path_buf)

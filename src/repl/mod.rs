@@ -1,1 +1,297 @@
-//! repl
+//! The shell: session state ([`Session`]), the command table
+//! ([`commands::COMMANDS`]: name, usage, help, flags, handler — it drives
+//! dispatch, `help` and completion), the tensor-expression language, output
+//! rendering, script execution and line editing.
+
+pub mod commands;
+pub mod editor;
+pub mod lex;
+pub mod render;
+pub mod tensor_expr;
+
+use crate::expr::Bindings;
+use crate::proto::ModelProto;
+use crate::runtime::{Plan, RunResult};
+use crate::shape::InferReport;
+use crate::tensor::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A command that failed; the message says what and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CmdError(pub String);
+
+impl fmt::Display for CmdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CmdError {}
+
+impl From<String> for CmdError {
+    fn from(s: String) -> Self {
+        CmdError(s)
+    }
+}
+
+impl From<&str> for CmdError {
+    fn from(s: &str) -> Self {
+        CmdError(s.to_string())
+    }
+}
+
+/// The opset a model without any opset import is given.
+pub const DEFAULT_OPSET: i64 = 21;
+/// The IR version such a model is given.
+pub const DEFAULT_IR_VERSION: i64 = 10;
+
+/// `config` options.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub events: bool,
+    pub release: bool,
+    pub max_values: usize,
+    pub precision: usize,
+    pub seed: u64,
+    /// Worker threads; `None` = all cores.
+    pub threads: Option<usize>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            events: true,
+            release: false,
+            max_values: 8,
+            precision: 4,
+            seed: 0,
+            threads: None,
+        }
+    }
+}
+
+/// What a command asks the shell loop to do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Quit,
+}
+
+/// The state of one shell session.
+pub struct Session {
+    pub model: Option<ModelProto>,
+    /// Where the model came from (a path, or `<parse>`).
+    pub model_source: String,
+    pub(crate) plan: Option<Arc<Plan>>,
+    pub report: Option<InferReport>,
+    pub bindings: Bindings,
+    /// Symbols bound by `run` from input shapes (a later run may rebind them).
+    pub(crate) auto_bound: BTreeSet<String>,
+    pub inputs: BTreeMap<String, Value>,
+    pub last_run: Option<RunResult>,
+    pub config: Config,
+    pub(crate) rng: tensor_expr::Rng,
+    pub(crate) pool: Option<Arc<rayon::ThreadPool>>,
+    /// Folder relative paths resolve against (the current script's folder
+    /// for `source`d files is not used: paths are relative to the cwd).
+    pub base: PathBuf,
+    /// Nesting of `source` (guards against a script sourcing itself).
+    pub(crate) source_depth: usize,
+    /// Output of the running command (printed by the caller).
+    pub(crate) out: String,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session::new()
+    }
+}
+
+impl Session {
+    pub fn new() -> Session {
+        Session {
+            model: None,
+            model_source: String::new(),
+            plan: None,
+            report: None,
+            bindings: Bindings::new(),
+            auto_bound: BTreeSet::new(),
+            inputs: BTreeMap::new(),
+            last_run: None,
+            config: Config::default(),
+            rng: tensor_expr::Rng::new(0),
+            pool: None,
+            base: PathBuf::from("."),
+            source_depth: 0,
+            out: String::new(),
+        }
+    }
+
+    /// Replaces the model and forgets everything derived from the old one.
+    /// A model that imports no opset at all (text without a header) gets
+    /// the default domain at [`DEFAULT_OPSET`]; the returned note says so.
+    pub fn set_model(&mut self, mut m: ModelProto, source: &str) -> Option<String> {
+        let mut note = None;
+        if m.opset_import.is_empty() {
+            m.opset_import.push(crate::proto::OperatorSetIdProto {
+                domain: Some(String::new()),
+                version: Some(DEFAULT_OPSET),
+            });
+            if m.ir_version.is_none() {
+                m.ir_version = Some(DEFAULT_IR_VERSION);
+            }
+            note = Some(format!(
+                "note: the model imports no opset; using opset_import: [\"\" : {DEFAULT_OPSET}]"
+            ));
+        }
+        self.model = Some(m);
+        self.model_source = source.to_string();
+        self.plan = None;
+        self.report = None;
+        self.inputs.clear();
+        self.last_run = None;
+        note
+    }
+
+    /// Runs one command line (which may span lines) and returns its output.
+    pub fn execute(&mut self, line: &str) -> Result<(String, Flow), CmdError> {
+        self.out.clear();
+        let flow = commands::dispatch(self, line)?;
+        Ok((std::mem::take(&mut self.out), flow))
+    }
+
+    /// Appends a line to the command's output.
+    pub(crate) fn say(&mut self, s: impl AsRef<str>) {
+        if !self.out.is_empty() && !self.out.ends_with('\n') {
+            self.out.push('\n');
+        }
+        self.out.push_str(s.as_ref());
+    }
+
+    pub(crate) fn model(&self) -> Result<&ModelProto, CmdError> {
+        self.model
+            .as_ref()
+            .ok_or_else(|| CmdError("no model: use 'load PATH' or 'parse TEXT' first".into()))
+    }
+}
+
+/// One command of a script: its text and the line it starts on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptCommand {
+    pub line: usize,
+    pub text: String,
+}
+
+/// Splits a script into commands: one per line, `#` comments removed, and
+/// a command with unbalanced brackets continues on the next lines.
+pub fn split_script(text: &str) -> Vec<ScriptCommand> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut start = 0;
+    for (i, raw) in lines.iter().enumerate() {
+        if cur.is_empty() {
+            let l = lex::strip_comment(raw).trim();
+            if l.is_empty() {
+                continue;
+            }
+            start = i + 1;
+            cur.push_str(raw);
+        } else {
+            cur.push('\n');
+            cur.push_str(raw);
+        }
+        if !lex::is_incomplete(&cur) && !continues_with_function(&cur, &lines[i + 1..]) {
+            out.push(ScriptCommand {
+                line: start,
+                text: std::mem::take(&mut cur),
+            });
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(ScriptCommand {
+            line: start,
+            text: cur,
+        });
+    }
+    out
+}
+
+/// A `parse` command goes on when the next non-blank line starts a
+/// function (`<domain: ...>` header) of the same model text.
+fn continues_with_function(cur: &str, rest: &[&str]) -> bool {
+    let is_parse = cur.trim_start().starts_with("parse");
+    is_parse
+        && rest
+            .iter()
+            .map(|l| lex::strip_comment(l).trim())
+            .find(|l| !l.is_empty())
+            .is_some_and(|l| l.starts_with('<'))
+}
+
+/// Splits `-c` text at top-level `;` and newlines (brackets kept whole).
+pub fn split_inline(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for cmd in split_script(text) {
+        for part in lex::split_top(&cmd.text, |c| c == ';') {
+            if !part.trim().is_empty() {
+                out.push(part.trim().to_string());
+            }
+        }
+    }
+    out
+}
+
+/// How a script run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScriptEnd {
+    Done,
+    Quit,
+    /// The first failing command (without `--keep-going`): `FILE:LINE: error: MESSAGE`.
+    Failed(String),
+}
+
+/// Runs a script's text in a session, printing output through `print` and
+/// errors through `eprint`. Returns how it ended and the number of failures.
+pub fn run_script(
+    s: &mut Session,
+    name: &str,
+    text: &str,
+    keep_going: bool,
+    print: &mut dyn FnMut(&str),
+    eprint: &mut dyn FnMut(&str),
+) -> (ScriptEnd, usize) {
+    let mut failures = 0;
+    for cmd in split_script(text) {
+        match s.execute(&cmd.text) {
+            Ok((out, flow)) => {
+                if !out.is_empty() {
+                    print(&out);
+                }
+                if flow == Flow::Quit {
+                    return (ScriptEnd::Quit, failures);
+                }
+            }
+            Err(e) => {
+                failures += 1;
+                let msg = format!("{name}:{}: error: {}", cmd.line, e.0);
+                if keep_going {
+                    eprint(&msg);
+                } else {
+                    return (ScriptEnd::Failed(msg), failures);
+                }
+            }
+        }
+    }
+    (ScriptEnd::Done, failures)
+}
+
+/// Reads a script file, refusing what is not a readable text file.
+pub fn read_script(path: &Path) -> Result<String, CmdError> {
+    let bytes = std::fs::read(path).map_err(|e| CmdError(format!("{}: {e}", path.display())))?;
+    String::from_utf8(bytes)
+        .map_err(|_| CmdError(format!("{}: not a UTF-8 text file", path.display())))
+}

@@ -75,10 +75,23 @@ pub fn run_case(dir: &Path) -> CaseResult {
     }
 }
 
-fn run_case_inner(dir: &Path) -> Result<(), String> {
+/// One test data set: the inputs by name, and the expected outputs (in
+/// graph output order; `None` where the file is absent).
+pub struct DataSet {
+    pub inputs: HashMap<String, Value>,
+    pub outputs: Vec<Option<Value>>,
+}
+
+fn read_pb(f: &Path, ty: Option<&TypeProto>) -> Result<Value, String> {
+    let bytes = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
+    value_from_pb_bytes(&bytes, kind_of(ty)).map_err(|e| format!("{}: {e}", f.display()))
+}
+
+/// Loads a case: its model and its data sets. Inputs are matched in order
+/// to the graph inputs that are not initializers.
+pub fn load_case(dir: &Path) -> Result<(proto::ModelProto, Vec<DataSet>), String> {
     let model = proto::load_model(&dir.join("model.onnx")).map_err(|e| e.message)?;
     let graph = model.graph.as_ref().ok_or("the model has no graph")?;
-    let plan = Plan::new(&model).map_err(|e| e.0)?;
     let inits: std::collections::HashSet<&str> =
         graph.initializer.iter().map(|t| t.name()).collect();
     let inputs: Vec<_> = graph
@@ -99,34 +112,47 @@ fn run_case_inner(dir: &Path) -> Result<(), String> {
     if sets.is_empty() {
         return Err("no test_data_set_* folder".into());
     }
+    let mut out = Vec::with_capacity(sets.len());
     for set in sets {
         let mut feed = HashMap::new();
         for (i, vi) in inputs.iter().enumerate() {
             let f = set.join(format!("input_{i}.pb"));
-            if !f.exists() {
-                continue; // an omitted optional input
+            if f.exists() {
+                feed.insert(vi.name().to_string(), read_pb(&f, vi.r#type.as_ref())?);
             }
-            let bytes = std::fs::read(&f).map_err(|e| format!("{}: {e}", f.display()))?;
-            let v = value_from_pb_bytes(&bytes, kind_of(vi.r#type.as_ref()))
-                .map_err(|e| format!("{}: {e}", f.display()))?;
-            feed.insert(vi.name().to_string(), v);
         }
+        let mut expected = Vec::new();
+        for (j, vo) in graph.output.iter().enumerate() {
+            let f = set.join(format!("output_{j}.pb"));
+            expected.push(if f.exists() {
+                Some(read_pb(&f, vo.r#type.as_ref())?)
+            } else {
+                None
+            });
+        }
+        out.push(DataSet {
+            inputs: feed,
+            outputs: expected,
+        });
+    }
+    Ok((model, out))
+}
+
+fn run_case_inner(dir: &Path) -> Result<(), String> {
+    let (model, sets) = load_case(dir)?;
+    let graph = model.graph.as_ref().ok_or("the model has no graph")?;
+    let plan = Plan::new(&model).map_err(|e| e.0)?;
+    for set in sets {
         let opts = RunOptions {
             events: false,
             release: true,
             max_values: 0,
         };
-        let res = plan.run(feed, &opts).map_err(|e| e.0)?;
-        for (j, vo) in graph.output.iter().enumerate() {
-            let f = set.join(format!("output_{j}.pb"));
-            if !f.exists() {
-                continue;
-            }
-            let bytes = std::fs::read(&f).map_err(|e| format!("{}: {e}", f.display()))?;
-            let want = value_from_pb_bytes(&bytes, kind_of(vo.r#type.as_ref()))
-                .map_err(|e| format!("{}: {e}", f.display()))?;
+        let res = plan.run(set.inputs, &opts).map_err(|e| e.0)?;
+        for (j, (vo, want)) in graph.output.iter().zip(&set.outputs).enumerate() {
+            let Some(want) = want else { continue };
             let got = &res.outputs[j].1;
-            compare_values(got, &want).map_err(|e| format!("output '{}': {e}", vo.name()))?;
+            compare_values(got, want).map_err(|e| format!("output '{}': {e}", vo.name()))?;
         }
     }
     Ok(())
@@ -138,7 +164,11 @@ pub fn compare_values(got: &Value, want: &Value) -> Result<(), String> {
         (Value::Tensor(g), Value::Tensor(w)) => compare_tensors(g, w),
         (Value::Sequence { items: g, .. }, Value::Sequence { items: w, .. }) => {
             if g.len() != w.len() {
-                return Err(format!("sequence of {} tensors, expected {}", g.len(), w.len()));
+                return Err(format!(
+                    "sequence of {} tensors, expected {}",
+                    g.len(),
+                    w.len()
+                ));
             }
             for (i, (a, b)) in g.iter().zip(w).enumerate() {
                 compare_tensors(a, b).map_err(|e| format!("item {i}: {e}"))?;
@@ -172,7 +202,12 @@ pub fn compare_tensors(g: &Tensor, w: &Tensor) -> Result<(), String> {
         return Err(format!("shape {:?}, expected {:?}", g.shape(), w.shape()));
     }
     if let (Tensor::Str(a), Tensor::Str(b)) = (g, w) {
-        if let Some((i, (x, y))) = a.iter().zip(b.iter()).enumerate().find(|(_, (x, y))| x != y) {
+        if let Some((i, (x, y))) = a
+            .iter()
+            .zip(b.iter())
+            .enumerate()
+            .find(|(_, (x, y))| x != y)
+        {
             return Err(format!("element {i} is {x:?}, expected {y:?}"));
         }
         return Ok(());

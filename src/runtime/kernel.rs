@@ -73,19 +73,24 @@ pub type Kernel =
 /// Builds a kernel for one node.
 pub type KernelBuilder = fn(&NodeInfo) -> Result<Kernel, KernelError>;
 
+/// Runs a subgraph plan with named inputs; returns its outputs.
+pub(crate) type SubgraphRunner<'a> =
+    dyn FnMut(&Plan, Vec<(String, Value)>) -> Result<Vec<Value>, KernelError> + 'a;
+
 /// What a running kernel can reach besides its inputs: subgraph execution
 /// with the enclosing scopes' values.
 pub struct RunCtx<'a> {
-    pub(crate) runner: &'a mut dyn FnMut(
-        &Plan,
-        Vec<(String, Value)>,
-    ) -> Result<Vec<Value>, KernelError>,
+    pub(crate) runner: &'a mut SubgraphRunner<'a>,
 }
 
 impl RunCtx<'_> {
     /// Runs a subgraph with its formal inputs bound to `inputs` (in order);
     /// names it does not define are looked up in the enclosing scopes.
-    pub fn run_subgraph(&mut self, plan: &Plan, inputs: Vec<Value>) -> Result<Vec<Value>, KernelError> {
+    pub fn run_subgraph(
+        &mut self,
+        plan: &Plan,
+        inputs: Vec<Value>,
+    ) -> Result<Vec<Value>, KernelError> {
         let named = plan
             .input_names()
             .iter()

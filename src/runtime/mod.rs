@@ -5,6 +5,7 @@
 
 pub mod backend;
 pub mod events;
+mod inline;
 pub mod kernel;
 pub mod kernels;
 mod plan;

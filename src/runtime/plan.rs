@@ -78,6 +78,9 @@ struct Step {
     release: Vec<String>,
 }
 
+/// A graph's outputs (in order) and every value it still holds.
+type Executed = (Vec<(String, Value)>, HashMap<String, Value>);
+
 /// A declared graph input.
 #[derive(Clone, Debug)]
 pub struct InputDecl {
@@ -99,7 +102,11 @@ type Opsets = BTreeMap<String, i64>;
 fn opsets_of(list: &[OperatorSetIdProto]) -> Opsets {
     list.iter()
         .map(|o| {
-            let d = if o.domain() == "ai.onnx" { "" } else { o.domain() };
+            let d = if o.domain() == "ai.onnx" {
+                ""
+            } else {
+                o.domain()
+            };
             (d.to_string(), o.version())
         })
         .collect()
@@ -166,8 +173,21 @@ impl Plan {
             .graph
             .as_ref()
             .ok_or_else(|| PlanError("the model has no graph".into()))?;
-        let opsets = opsets_of(&model.opset_import);
-        Plan::for_graph(graph, &opsets, false)
+        let mut opsets = opsets_of(&model.opset_import);
+        for f in &model.functions {
+            for o in &f.opset_import {
+                let d = if o.domain() == "ai.onnx" {
+                    ""
+                } else {
+                    o.domain()
+                };
+                opsets.entry(d.to_string()).or_insert(o.version());
+            }
+        }
+        match super::inline::expand_functions(model)? {
+            Some(expanded) => Plan::for_graph(&expanded, &opsets, false),
+            None => Plan::for_graph(graph, &opsets, false),
+        }
     }
 
     fn for_graph(graph: &GraphProto, opsets: &Opsets, nested: bool) -> Result<Plan, PlanError> {
@@ -216,7 +236,9 @@ impl Plan {
             .collect();
         for (i, (n, need)) in nodes.iter().zip(&needs).enumerate() {
             for name in need {
-                if !available.contains(name.as_str()) && !produced.contains(name.as_str()) && !nested
+                if !available.contains(name.as_str())
+                    && !produced.contains(name.as_str())
+                    && !nested
                 {
                     return Err(PlanError(format!(
                         "{} reads '{name}', which no input, initializer or node provides",
@@ -234,9 +256,9 @@ impl Plan {
                 if done[i] {
                     continue;
                 }
-                let ready = needs[i].iter().all(|s| {
-                    available.contains(s.as_str()) || !produced.contains(s.as_str())
-                });
+                let ready = needs[i]
+                    .iter()
+                    .all(|s| available.contains(s.as_str()) || !produced.contains(s.as_str()));
                 if ready {
                     done[i] = true;
                     progress = true;
@@ -287,7 +309,11 @@ impl Plan {
         let mut steps = Vec::with_capacity(nodes.len());
         for (pos, &i) in order.iter().enumerate() {
             let n = &nodes[i];
-            let domain = if n.domain() == "ai.onnx" { "" } else { n.domain() };
+            let domain = if n.domain() == "ai.onnx" {
+                ""
+            } else {
+                n.domain()
+            };
             let opset = match opsets.get(domain) {
                 Some(&v) => v,
                 None => {
@@ -421,7 +447,7 @@ impl Plan {
         log: &mut Option<&mut Vec<Event>>,
         depth: usize,
         scope: &str,
-    ) -> Result<(Vec<(String, Value)>, HashMap<String, Value>), KernelError> {
+    ) -> Result<Executed, KernelError> {
         let mut values: HashMap<String, Value> = HashMap::with_capacity(self.steps.len() * 2);
         let push = |log: &mut Option<&mut Vec<Event>>, mut ev: Event| {
             if let Some(l) = log.as_mut() {
@@ -435,19 +461,24 @@ impl Plan {
             if log.is_some() {
                 push(
                     log,
-                    Event::for_value(EventAction::Add, EventKind::Input, &name, &v, opts.max_values),
+                    Event::for_value(
+                        EventAction::Add,
+                        EventKind::Input,
+                        &name,
+                        &v,
+                        opts.max_values,
+                    ),
                 );
             }
             values.insert(name, v);
         }
         for decl in &self.inputs {
-            if !values.contains_key(&decl.name)
+            // a subgraph input may have no value (an omitted Loop input)
+            if depth == 0
+                && !values.contains_key(&decl.name)
                 && !self.initializers.iter().any(|(n, _)| n == &decl.name)
             {
-                if depth == 0 {
-                    return Err(KernelError(format!("input '{}' is not set", decl.name)));
-                }
-                // A subgraph input with no value (e.g. an omitted Loop input).
+                return Err(KernelError(format!("input '{}' is not set", decl.name)));
             }
         }
         for (name, v) in &self.initializers {
@@ -501,14 +532,13 @@ impl Plan {
                 };
                 let mut sub_events: Vec<Event> = Vec::new();
                 let want_events = log.is_some();
-                let mut runner = |plan: &Plan,
-                                  ins: Vec<(String, Value)>|
-                 -> Result<Vec<Value>, KernelError> {
-                    let mut sub_log = want_events.then_some(&mut sub_events);
-                    let (outs, _) =
-                        plan.exec(ins, &scopes, opts, &mut sub_log, depth + 1, &child_scope)?;
-                    Ok(outs.into_iter().map(|(_, v)| v).collect())
-                };
+                let mut runner =
+                    |plan: &Plan, ins: Vec<(String, Value)>| -> Result<Vec<Value>, KernelError> {
+                        let mut sub_log = want_events.then_some(&mut sub_events);
+                        let (outs, _) =
+                            plan.exec(ins, &scopes, opts, &mut sub_log, depth + 1, &child_scope)?;
+                        Ok(outs.into_iter().map(|(_, v)| v).collect())
+                    };
                 let mut cx = RunCtx {
                     runner: &mut runner,
                 };
@@ -520,7 +550,6 @@ impl Plan {
                     };
                     KernelError(format!("{who}: {e}"))
                 })?;
-                drop(cx);
                 if let Some(l) = log.as_mut() {
                     for mut ev in sub_events {
                         ev.index = l.len();

@@ -135,7 +135,11 @@ pub fn infer_model(model: &mut ModelProto) -> InferReport {
         .opset_import
         .iter()
         .map(|o| {
-            let d = if o.domain() == "ai.onnx" { "" } else { o.domain() };
+            let d = if o.domain() == "ai.onnx" {
+                ""
+            } else {
+                o.domain()
+            };
             (d.to_string(), o.version())
         })
         .collect();
@@ -187,7 +191,11 @@ impl Engine {
             .value_info
             .iter()
             .chain(g.output.iter())
-            .filter_map(|v| v.r#type.as_ref().map(|t| (v.name(), TypeInfo::from_proto(t))))
+            .filter_map(|v| {
+                v.r#type
+                    .as_ref()
+                    .map(|t| (v.name(), TypeInfo::from_proto(t)))
+            })
             .collect();
         for (i, vi) in g.input.iter().enumerate() {
             let decl = vi.r#type.as_ref().map(TypeInfo::from_proto);
@@ -263,15 +271,15 @@ impl Engine {
                 node.domain()
             };
             let opset = self.opsets.get(domain).copied();
-            let rule = opset.and_then(|v| ops::lookup(domain, node.op_type(), v).and_then(|d| d.shape));
+            let rule =
+                opset.and_then(|v| ops::lookup(domain, node.op_type(), v).and_then(|d| d.shape));
             let n_out = node.output.len();
             let mut outs: Vec<Option<TypeInfo>> = vec![None; n_out];
             let mut out_values: Vec<Option<SymValue>> = vec![None; n_out];
             match (opset, rule) {
-                (None, _) => self
-                    .report
-                    .warnings
-                    .push(format!("{who}: the model imports no opset for domain '{domain}'")),
+                (None, _) => self.report.warnings.push(format!(
+                    "{who}: the model imports no opset for domain '{domain}'"
+                )),
                 (Some(v), None) => self.report.warnings.push(format!(
                     "{who}: no shape rule for '{}' (domain '{domain}', opset {v})",
                     node.op_type()
@@ -460,11 +468,18 @@ impl Engine {
                     return (i.clone(), i.clone());
                 }
                 let sym = de.symbols();
-                let is_plain = sym.len() == 1 && de.to_string() == *sym.iter().next().unwrap_or(&String::new());
-                if is_plain && !input_syms.contains(&de.to_string()) && !ie.symbols().contains(&de.to_string()) {
+                let is_plain = sym.len() == 1
+                    && de.to_string() == *sym.iter().next().unwrap_or(&String::new());
+                if is_plain
+                    && !input_syms.contains(&de.to_string())
+                    && !ie.symbols().contains(&de.to_string())
+                {
                     let s = de.to_string();
                     match self.equations.get(&s) {
-                        Some(prev) if prev.equals(ie) == Some(false) || (prev != ie && prev.equals(ie).is_none()) => {
+                        Some(prev)
+                            if prev.equals(ie) == Some(false)
+                                || (prev != ie && prev.equals(ie).is_none()) =>
+                        {
                             self.report.warnings.push(format!(
                                 "{who}: '{name}' axis {axis}: {s} = {ie}, but earlier {s} = {prev}"
                             ));

@@ -6,11 +6,13 @@
 //! stays exact. Declared dimensions that meet an inferred expression give
 //! equations (`M = 2*N`); conflicts are warnings naming the node.
 
+mod check;
 mod ctx;
 mod engine;
 pub mod rules;
 mod types;
 
+pub use check::{bind_symbols, check_shapes, CheckRow, CheckStatus};
 pub use ctx::{InferCtx, ShapeError, ShapeRule, SymValue};
 pub use engine::{infer_model, Equation, InferReport, Source, ValueReport};
 pub use types::{format_dims, format_shape_proto, Dim, TypeInfo};

@@ -56,7 +56,9 @@ impl TypeInfo {
         match self {
             TypeInfo::Tensor { shape, elem } => {
                 *elem != DataType::Undefined
-                    && shape.as_ref().is_some_and(|s| s.iter().all(|d| d.is_some()))
+                    && shape
+                        .as_ref()
+                        .is_some_and(|s| s.iter().all(|d| d.is_some()))
             }
             TypeInfo::Sequence(t) | TypeInfo::Optional(t) | TypeInfo::Map(_, t) => t.is_complete(),
             TypeInfo::Unknown => false,

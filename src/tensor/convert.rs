@@ -393,8 +393,7 @@ fn minifloat(c: u8, ebits: u32, mbits: u32, bias: i32, _inf: bool, nan: MiniNan)
 
 /// Decodes a serialized `SequenceProto` of tensors.
 pub fn sequence_from_proto(s: &SequenceProto) -> Result<Value, TensorError> {
-    if !s.sequence_values.is_empty() || !s.map_values.is_empty() || !s.optional_values.is_empty()
-    {
+    if !s.sequence_values.is_empty() || !s.map_values.is_empty() || !s.optional_values.is_empty() {
         return Err(TensorError::new(
             "sequences of sequences, maps or optionals are not supported",
         ));
@@ -414,7 +413,9 @@ pub fn sequence_from_proto(s: &SequenceProto) -> Result<Value, TensorError> {
 /// Decodes a serialized `OptionalProto`.
 pub fn optional_from_proto(o: &OptionalProto) -> Result<Value, TensorError> {
     if let Some(t) = &o.tensor_value {
-        return Ok(Value::Optional(Some(Box::new(Value::Tensor(from_proto(t)?)))));
+        return Ok(Value::Optional(Some(Box::new(Value::Tensor(from_proto(
+            t,
+        )?)))));
     }
     if let Some(s) = &o.sequence_value {
         return Ok(Value::Optional(Some(Box::new(sequence_from_proto(s)?))));

@@ -83,7 +83,11 @@ impl DataType {
 
     /// The ONNX text-syntax name (`float`, `int64`, ...).
     pub fn name(self) -> &'static str {
-        TABLE.iter().find(|r| r.0 == self).map(|r| r.2).unwrap_or("undefined")
+        TABLE
+            .iter()
+            .find(|r| r.0 == self)
+            .map(|r| r.2)
+            .unwrap_or("undefined")
     }
 
     /// A type from its ONNX name or numpy alias (`float32`, `float64`).

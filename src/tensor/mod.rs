@@ -2,13 +2,13 @@
 //! (tensors, sequences, optionals), conversion from and to `TensorProto`, and
 //! numpy-style rendering.
 
+mod cast;
 mod convert;
 mod dtype;
 mod render;
 
 pub use convert::{
-    PbKind,
-    from_proto, optional_from_proto, sequence_from_proto, to_proto, value_from_pb_bytes,
+    from_proto, optional_from_proto, sequence_from_proto, to_proto, value_from_pb_bytes, PbKind,
     TensorError,
 };
 pub use dtype::DataType;
@@ -37,7 +37,10 @@ pub enum Tensor {
     Str(ArrayD<String>),
     /// float8 / float4 / int4 / uint4 / int2 / uint2: one raw code per element
     /// (the element's bits, low-aligned; int4/int2 codes are two's complement).
-    Small { dtype: DataType, data: ArrayD<u8> },
+    Small {
+        dtype: DataType,
+        data: ArrayD<u8>,
+    },
 }
 
 /// Applies `$body` to the array inside a tensor, whatever its type.

@@ -43,7 +43,10 @@ fn trim_float(s: &str) -> String {
 /// Renders a tensor numpy-style with floats at `precision` decimals.
 pub fn render_tensor(t: &Tensor, precision: usize) -> String {
     let cells: Vec<String> = match t {
-        Tensor::Str(a) => a.iter().map(|s| format!("{s:?}").replace('"', "'")).collect(),
+        Tensor::Str(a) => a
+            .iter()
+            .map(|s| format!("{s:?}").replace('"', "'"))
+            .collect(),
         Tensor::Bool(a) => a
             .iter()
             .map(|&b| if b { "True" } else { "False" }.to_string())

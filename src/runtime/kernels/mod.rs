@@ -1,11 +1,23 @@
 //! Kernels, one file per operator family, and the helpers they share
 //! (numpy broadcasting, axis normalisation, typed dispatch).
 
-pub mod elementwise;
+pub mod attention;
+pub mod cast;
+pub mod control;
 pub mod conv;
+pub mod elementwise;
+pub mod image;
+pub mod index;
 pub mod linalg;
+pub mod loss;
 pub mod manip;
+pub mod misc2;
 pub mod nn;
+pub mod reduce;
+pub mod rnn;
+pub mod sequence;
+pub mod signal;
+pub mod strings;
 
 use super::kernel::KernelError;
 use crate::tensor::Elem;
@@ -16,8 +28,16 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>, KernelEr
     let n = a.len().max(b.len());
     let mut out = vec![0; n];
     for i in 0..n {
-        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
         out[i] = if da == db || db == 1 {
             da
         } else if da == 1 {
@@ -111,12 +131,10 @@ pub fn array<T>(shape: &[usize], v: Vec<T>) -> Result<ArrayD<T>, KernelError> {
 }
 
 /// The array of a tensor of type `T`, or a type error.
-pub fn typed<'a, T: Elem>(t: &'a crate::tensor::Tensor, what: &str) -> Result<&'a ArrayD<T>, KernelError> {
-    T::view(t).ok_or_else(|| {
-        KernelError::new(format!(
-            "{what} must be {}, got {}",
-            T::DTYPE,
-            t.dtype()
-        ))
-    })
+pub fn typed<'a, T: Elem>(
+    t: &'a crate::tensor::Tensor,
+    what: &str,
+) -> Result<&'a ArrayD<T>, KernelError> {
+    T::view(t)
+        .ok_or_else(|| KernelError::new(format!("{what} must be {}, got {}", T::DTYPE, t.dtype())))
 }

@@ -95,3 +95,210 @@ pub fn identity(cx: &mut InferCtx) -> Result<(), ShapeError> {
     }
     Ok(())
 }
+
+/// Output 0: a broadcast of all inputs' shapes with element type `elem`.
+fn broadcast_as(cx: &mut InferCtx, elem: crate::tensor::DataType) -> Result<(), ShapeError> {
+    let mut shapes = Vec::new();
+    for i in 0..cx.num_inputs() {
+        if !cx.has_input(i) {
+            continue;
+        }
+        match cx.shape(i) {
+            Some(s) => shapes.push(s.to_vec()),
+            None => {
+                cx.set_tensor(0, elem, None);
+                return Ok(());
+            }
+        }
+    }
+    let refs: Vec<&[_]> = shapes.iter().map(|s| s.as_slice()).collect();
+    let out = broadcast(&refs)?;
+    cx.set_tensor(0, elem, Some(out));
+    Ok(())
+}
+
+/// Comparisons: the broadcast shape, bool elements.
+pub fn compare(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    broadcast_as(cx, crate::tensor::DataType::Bool)
+}
+
+/// Output 0 is bool with input 0's shape (IsNaN, IsInf).
+pub fn bool_like_input(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let shape = cx.shape(0).map(|s| s.to_vec());
+    cx.set_tensor(0, crate::tensor::DataType::Bool, shape);
+    Ok(())
+}
+
+/// Clip: the input's type and shape (bounds are scalars).
+pub fn clip(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    same_as_input(cx)
+}
+
+/// Where: the broadcast of condition, X and Y, with X's type.
+pub fn where_rule(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = match cx.elem(1) {
+        Some(e) => e,
+        None => cx.elem_req(2)?,
+    };
+    broadcast_as(cx, elem)
+}
+
+/// PRelu: X's type, the broadcast of X and slope.
+pub fn prelu(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    broadcast_inputs(cx)
+}
+
+fn dtype_of_code(code: i64, what: &str) -> Result<crate::tensor::DataType, ShapeError> {
+    i32::try_from(code)
+        .ok()
+        .and_then(crate::tensor::DataType::from_code)
+        .filter(|d| *d != crate::tensor::DataType::Undefined)
+        .ok_or_else(|| ShapeError(format!("{what} = {code} is not a data type")))
+}
+
+/// Cast: the `to` type with the input's shape; integer values propagate
+/// through integer-to-integer casts.
+pub fn cast(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let code = cx
+        .attrs
+        .int("to")
+        .ok_or_else(|| ShapeError("Cast: missing attribute 'to'".into()))?;
+    let to = dtype_of_code(code, "to")?;
+    let shape = cx.shape(0).map(|s| s.to_vec());
+    cx.set_tensor(0, to, shape);
+    let from_int = cx.elem(0).is_some_and(|e| e.is_int());
+    if from_int && to.is_int() {
+        if let Some(v) = cx.value(0).cloned() {
+            cx.set_value(0, v);
+        }
+    }
+    Ok(())
+}
+
+/// CastLike: input 1's type with input 0's shape.
+pub fn cast_like(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let to = cx.elem_req(1)?;
+    let shape = cx.shape(0).map(|s| s.to_vec());
+    cx.set_tensor(0, to, shape);
+    let from_int = cx.elem(0).is_some_and(|e| e.is_int());
+    if from_int && to.is_int() {
+        if let Some(v) = cx.value(0).cloned() {
+            cx.set_value(0, v);
+        }
+    }
+    Ok(())
+}
+
+/// QuantizeLinear: x's shape; the type of `output_dtype`, else of the zero
+/// point, else uint8.
+pub fn quantize_linear(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = match cx.attrs.int("output_dtype") {
+        Some(c) if c != 0 => dtype_of_code(c, "output_dtype")?,
+        _ => {
+            if cx.has_input(2) {
+                cx.elem_req(2)?
+            } else {
+                crate::tensor::DataType::Uint8
+            }
+        }
+    };
+    let shape = cx.shape(0).map(|s| s.to_vec());
+    cx.set_tensor(0, elem, shape);
+    Ok(())
+}
+
+/// DequantizeLinear: x's shape; the type of `output_dtype`, else of the scale.
+pub fn dequantize_linear(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = match cx.attrs.int("output_dtype") {
+        Some(c) if c != 0 => dtype_of_code(c, "output_dtype")?,
+        _ => cx.elem_req(1)?,
+    };
+    let shape = cx.shape(0).map(|s| s.to_vec());
+    cx.set_tensor(0, elem, shape);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::proto::{
+        AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, ValueInfoProto,
+    };
+    use crate::shape::infer_model;
+    use crate::shape::TypeInfo;
+    use crate::tensor::{to_proto, DataType, Tensor};
+
+    fn node(op: &str, ins: &[&str], out: &str, attrs: Vec<AttributeProto>) -> NodeProto {
+        NodeProto {
+            op_type: Some(op.into()),
+            input: ins.iter().map(|s| s.to_string()).collect(),
+            output: vec![out.into()],
+            attribute: attrs,
+            ..Default::default()
+        }
+    }
+
+    fn to(dt: DataType) -> AttributeProto {
+        AttributeProto {
+            name: Some("to".into()),
+            i: Some(dt.code() as i64),
+            r#type: Some(2),
+            ..Default::default()
+        }
+    }
+
+    fn input(name: &str, ty: TypeInfo) -> ValueInfoProto {
+        ValueInfoProto {
+            name: Some(name.into()),
+            r#type: Some(ty.to_proto()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn cast_propagates_integer_values_and_types() {
+        let shape = Tensor::from_vec(&[2], vec![3i64, 4]).unwrap();
+        let x = TypeInfo::tensor(
+            DataType::Float,
+            Some(vec![Some(crate::expr::Expr::int(12))]),
+        );
+        let y = TypeInfo::tensor(
+            DataType::Float,
+            Some(vec![
+                Some(crate::expr::Expr::sym("N")),
+                Some(crate::expr::Expr::int(4)),
+            ]),
+        );
+        let g = GraphProto {
+            node: vec![
+                node("Cast", &["s"], "s32", vec![to(DataType::Int32)]),
+                node("Cast", &["s32"], "s64", vec![to(DataType::Int64)]),
+                node("Reshape", &["x", "s64"], "r", vec![]),
+                node("Less", &["y", "r"], "lt", vec![]),
+                node("QuantizeLinear", &["y", "sc"], "q", vec![]),
+                node("Where", &["lt", "r", "y"], "w", vec![]),
+            ],
+            initializer: vec![
+                to_proto(&shape, "s"),
+                to_proto(&Tensor::scalar(0.5f32), "sc"),
+            ],
+            input: vec![input("x", x), input("y", y)],
+            ..Default::default()
+        };
+        let mut m = ModelProto {
+            ir_version: Some(8),
+            opset_import: vec![OperatorSetIdProto {
+                domain: Some(String::new()),
+                version: Some(19),
+            }],
+            graph: Some(g),
+            ..Default::default()
+        };
+        let rep = infer_model(&mut m);
+        let ty = |n: &str| rep.get(n).map(|v| v.ty.display()).unwrap_or_default();
+        assert_eq!(ty("s32"), "int32[2]");
+        assert_eq!(ty("r"), "float[3,4]");
+        assert_eq!(ty("lt"), "bool[3,4]");
+        assert_eq!(ty("q"), "uint8[N,4]");
+        assert_eq!(ty("w"), "float[3,4]");
+    }
+}

@@ -1,8 +1,10 @@
-//! Rules for Reshape, Transpose, Concat.
+//! Rules for tensor manipulation and indexing operators, with data
+//! propagation of small integer tensors (Shape, Gather, Slice, Concat...).
 
 use super::{norm_axis, product};
 use crate::expr::Expr;
 use crate::shape::{Dim, InferCtx, ShapeError, SymValue};
+use crate::tensor::DataType;
 
 pub fn reshape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
@@ -16,7 +18,10 @@ pub fn reshape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     };
     let Some(target) = target else {
         // rank known from the shape input's length
-        let rank = cx.shape(1).and_then(|s| s.first().cloned().flatten()).and_then(|e| e.as_int());
+        let rank = cx
+            .shape(1)
+            .and_then(|s| s.first().cloned().flatten())
+            .and_then(|e| e.as_int());
         cx.set_tensor(0, elem, rank.map(|r| vec![None; r.max(0) as usize]));
         return Ok(());
     };
@@ -27,12 +32,18 @@ pub fn reshape(cx: &mut InferCtx) -> Result<(), ShapeError> {
         match t.as_int() {
             Some(-1) => {
                 if infer_at.replace(i).is_some() {
-                    return Err(ShapeError(format!("shape has more than one -1: {target:?}")));
+                    return Err(ShapeError(format!(
+                        "shape has more than one -1: {target:?}"
+                    )));
                 }
                 out.push(None);
             }
-            Some(0) if !allowzero => out.push(input.as_ref().and_then(|s| s.get(i).cloned().flatten())),
-            Some(v) if v < -1 => return Err(ShapeError(format!("shape has a negative dimension {v}"))),
+            Some(0) if !allowzero => {
+                out.push(input.as_ref().and_then(|s| s.get(i).cloned().flatten()))
+            }
+            Some(v) if v < -1 => {
+                return Err(ShapeError(format!("shape has a negative dimension {v}")))
+            }
             _ => out.push(Some(t.clone())),
         }
     }
@@ -59,25 +70,31 @@ pub fn reshape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     } else if let (Some(total), Some(want)) = (input.as_deref().and_then(product), product(&out)) {
         if let (Some(t), Some(w)) = (total.as_int(), want.as_int()) {
             if t != w {
-                return Err(ShapeError(format!(
-                    "cannot reshape {t} elements into {w}"
-                )));
+                return Err(ShapeError(format!("cannot reshape {t} elements into {w}")));
             }
         }
     }
     cx.set_tensor(0, elem, Some(out));
     if let Some(v) = cx.value(0).cloned() {
-        let shape: Option<Vec<usize>> = cx
-            .shape(0)
-            .map(|_| ())
-            .and(cx.input(0).and_then(|_| None));
-        let _ = shape;
         let n = v.values.len();
-        if let Some(Some(dims)) = cx.outputs.first().and_then(|o| o.as_ref().map(|t| t.shape().map(|s| s.to_vec()))) {
-            let ints: Option<Vec<usize>> = dims.iter().map(|d| d.as_ref().and_then(|e| e.as_int()).map(|x| x as usize)).collect();
+        if let Some(Some(dims)) = cx
+            .outputs
+            .first()
+            .and_then(|o| o.as_ref().map(|t| t.shape().map(|s| s.to_vec())))
+        {
+            let ints: Option<Vec<usize>> = dims
+                .iter()
+                .map(|d| d.as_ref().and_then(|e| e.as_int()).map(|x| x as usize))
+                .collect();
             if let Some(sh) = ints {
                 if sh.iter().product::<usize>() == n {
-                    cx.set_value(0, SymValue { shape: sh, values: v.values });
+                    cx.set_value(
+                        0,
+                        SymValue {
+                            shape: sh,
+                            values: v.values,
+                        },
+                    );
                 }
             }
         }
@@ -97,11 +114,17 @@ pub fn transpose(cx: &mut InferCtx) -> Result<(), ShapeError> {
             if p.len() != r {
                 return Err(ShapeError(format!("perm {p:?} does not match rank {r}")));
             }
-            p.iter().map(|&a| norm_axis(a, r)).collect::<Result<_, _>>()?
+            p.iter()
+                .map(|&a| norm_axis(a, r))
+                .collect::<Result<_, _>>()?
         }
         None => (0..r).rev().collect(),
     };
-    cx.set_tensor(0, elem, Some(perm.iter().map(|&a| shape[a].clone()).collect()));
+    cx.set_tensor(
+        0,
+        elem,
+        Some(perm.iter().map(|&a| shape[a].clone()).collect()),
+    );
     Ok(())
 }
 
@@ -165,4 +188,1098 @@ pub fn concat(cx: &mut InferCtx) -> Result<(), ShapeError> {
         }
     }
     Ok(())
+}
+
+// ---------------------------------------------------------------------------
+
+fn dims_of(v: &[Expr]) -> Vec<Dim> {
+    v.iter().map(|e| Some(e.clone())).collect()
+}
+
+fn int_dim(v: i64) -> Dim {
+    Some(Expr::int(v))
+}
+
+/// Output 0 has input 0's type and shape.
+pub fn same_as_input(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let shape = cx.shape(0).map(|s| s.to_vec());
+    cx.set_tensor(0, elem, shape);
+    Ok(())
+}
+
+/// The integer list given by attribute `name` before `since`, else input `i`
+/// (`Err(())` when the input is given but its value is unknown).
+fn axes_arg(cx: &InferCtx, name: &str, since: i64, i: usize) -> Result<Option<Vec<i64>>, ()> {
+    if cx.opset < since {
+        Ok(cx.attrs.ints(name))
+    } else if cx.has_input(i) {
+        cx.ints(i).map(Some).ok_or(())
+    } else {
+        Ok(None)
+    }
+}
+
+pub fn flatten(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let Some(shape) = cx.shape(0).map(|s| s.to_vec()) else {
+        cx.set_tensor(0, elem, Some(vec![None, None]));
+        return Ok(());
+    };
+    let r = shape.len() as i64;
+    let axis = cx.attrs.int_or("axis", 1);
+    let a = if axis < 0 { axis + r } else { axis };
+    if a < 0 || a > r {
+        return Err(ShapeError(format!(
+            "axis {axis} is out of range for rank {r}"
+        )));
+    }
+    let (h, t) = shape.split_at(a as usize);
+    cx.set_tensor(0, elem, Some(vec![product(h), product(t)]));
+    Ok(())
+}
+
+/// The length of 1-D input `i` when known.
+pub(crate) fn input_len(cx: &InferCtx, i: usize) -> Option<usize> {
+    let s = cx.shape(i)?;
+    match s {
+        [d] => d.as_ref()?.as_int().filter(|&n| n >= 0).map(|n| n as usize),
+        _ => None,
+    }
+}
+
+pub fn squeeze(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let Ok(axes) = axes_arg(cx, "axes", 13, 1) else {
+        let r = cx
+            .rank(0)
+            .zip(input_len(cx, 1))
+            .and_then(|(r, n)| r.checked_sub(n))
+            .map(|r| vec![None; r]);
+        cx.set_tensor(0, elem, r);
+        return Ok(());
+    };
+    let Some(shape) = cx.shape(0).map(|s| s.to_vec()) else {
+        cx.set_tensor(0, elem, None);
+        return Ok(());
+    };
+    let r = shape.len();
+    let out: Vec<Dim> = match axes {
+        Some(ax) => {
+            let ax: Vec<usize> = ax
+                .iter()
+                .map(|&a| norm_axis(a, r))
+                .collect::<Result<_, _>>()?;
+            for &a in &ax {
+                if let Some(v) = shape[a].as_ref().and_then(|e| e.as_int()) {
+                    if v != 1 {
+                        return Err(ShapeError(format!("cannot squeeze axis {a} of size {v}")));
+                    }
+                }
+            }
+            shape
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !ax.contains(i))
+                .map(|(_, d)| d.clone())
+                .collect()
+        }
+        None => {
+            if shape
+                .iter()
+                .any(|d| d.as_ref().and_then(|e| e.as_int()).is_none())
+            {
+                cx.set_tensor(0, elem, None);
+                return Ok(());
+            }
+            shape
+                .iter()
+                .filter(|d| d.as_ref().and_then(|e| e.as_int()) != Some(1))
+                .cloned()
+                .collect()
+        }
+    };
+    propagate_reshape(cx, &out);
+    cx.set_tensor(0, elem, Some(out));
+    Ok(())
+}
+
+/// Carries input 0's known value to output 0 under a new constant shape.
+fn propagate_reshape(cx: &mut InferCtx, out: &[Dim]) {
+    let Some(v) = cx.value(0).cloned() else {
+        return;
+    };
+    let sh: Option<Vec<usize>> = out
+        .iter()
+        .map(|d| {
+            d.as_ref()
+                .and_then(|e| e.as_int())
+                .filter(|&x| x >= 0)
+                .map(|x| x as usize)
+        })
+        .collect();
+    if let Some(sh) = sh {
+        if sh.iter().product::<usize>() == v.values.len() {
+            cx.set_value(
+                0,
+                SymValue {
+                    shape: sh,
+                    values: v.values,
+                },
+            );
+        }
+    }
+}
+
+pub fn unsqueeze(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let axes = match axes_arg(cx, "axes", 13, 1) {
+        Ok(Some(a)) => a,
+        _ => {
+            let r = cx
+                .rank(0)
+                .zip(input_len(cx, 1))
+                .map(|(r, n)| vec![None; r + n]);
+            cx.set_tensor(0, elem, r);
+            return Ok(());
+        }
+    };
+    let Some(shape) = cx.shape(0).map(|s| s.to_vec()) else {
+        cx.set_tensor(0, elem, None);
+        return Ok(());
+    };
+    let r = shape.len() + axes.len();
+    let ax: Vec<usize> = axes
+        .iter()
+        .map(|&a| norm_axis(a, r))
+        .collect::<Result<_, _>>()?;
+    let mut it = shape.into_iter();
+    let out: Vec<Dim> = (0..r)
+        .map(|i| {
+            if ax.contains(&i) {
+                int_dim(1)
+            } else {
+                it.next().unwrap_or(None)
+            }
+        })
+        .collect();
+    propagate_reshape(cx, &out);
+    cx.set_tensor(0, elem, Some(out));
+    Ok(())
+}
+
+pub fn split(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let n = cx.num_outputs();
+    let Some(shape) = cx.shape(0).map(|s| s.to_vec()) else {
+        for i in 0..n {
+            cx.set_tensor(i, elem, None);
+        }
+        return Ok(());
+    };
+    let ax = norm_axis(cx.attrs.int_or("axis", 0), shape.len())?;
+    let sizes: Vec<Dim> = match axes_arg(cx, "split", 13, 1) {
+        Err(()) => vec![None; n],
+        Ok(Some(s)) => s.into_iter().map(int_dim).collect(),
+        Ok(None) => match (&shape[ax], cx.attrs.int("num_outputs")) {
+            (Some(d), Some(k)) if k > 0 => {
+                let chunk = d.ceil_div(&Expr::int(k));
+                (0..k)
+                    .map(|i| {
+                        if i + 1 < k {
+                            Some(chunk.clone())
+                        } else {
+                            Some(d.sub(&chunk.mul(&Expr::int(k - 1))))
+                        }
+                    })
+                    .collect()
+            }
+            (Some(d), None) => vec![Some(d.floor_div(&Expr::int(n.max(1) as i64))); n],
+            _ => vec![None; n],
+        },
+    };
+    for (i, s) in sizes.into_iter().enumerate().take(n) {
+        let mut o = shape.clone();
+        o[ax] = s;
+        cx.set_tensor(i, elem, Some(o));
+    }
+    Ok(())
+}
+
+/// Symbolic slice length of a dimension for constant start/end/step.
+fn slice_len(d: &Dim, start: i64, end: i64, step: i64) -> Dim {
+    if step == 0 {
+        return None;
+    }
+    if let Some(n) = d.as_ref().and_then(|e| e.as_int()) {
+        let mut s = if start < 0 {
+            start.saturating_add(n)
+        } else {
+            start
+        };
+        let mut e = if end < 0 { end.saturating_add(n) } else { end };
+        let len = if step > 0 {
+            s = s.clamp(0, n);
+            e = e.clamp(0, n);
+            if e > s {
+                (e - s + step - 1) / step
+            } else {
+                0
+            }
+        } else {
+            s = s.clamp(0, (n - 1).max(0));
+            e = e.clamp(-1, n - 1);
+            if s > e && n > 0 {
+                (s - e + (-step) - 1) / (-step)
+            } else {
+                0
+            }
+        };
+        return int_dim(len);
+    }
+    // symbolic dimension: exact for the common non-negative forward cases
+    let d = d.as_ref()?;
+    if step == 1 && start >= 0 && end == i64::MAX {
+        return Some(Expr::max(&d.sub(&Expr::int(start)), &Expr::int(0)));
+    }
+    if step == 1 && start >= 0 && end < 0 && end > i64::MIN / 2 {
+        return Some(Expr::max(
+            &d.add(&Expr::int(end)).sub(&Expr::int(start)),
+            &Expr::int(0),
+        ));
+    }
+    if step == 1 && start < 0 && start > i64::MIN / 2 && end == i64::MAX {
+        return Some(Expr::min(&Expr::int(-start), d));
+    }
+    None
+}
+
+pub fn slice(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let Some(shape) = cx.shape(0).map(|s| s.to_vec()) else {
+        cx.set_tensor(0, elem, None);
+        return Ok(());
+    };
+    let r = shape.len();
+    let args = if cx.opset < 10 {
+        Some((
+            cx.attrs.ints("starts"),
+            cx.attrs.ints("ends"),
+            Ok(cx.attrs.ints("axes")),
+            Ok(None),
+        ))
+    } else {
+        Some((
+            cx.ints(1),
+            cx.ints(2),
+            if cx.has_input(3) {
+                cx.ints(3).map(Some).ok_or(())
+            } else {
+                Ok(None)
+            },
+            if cx.has_input(4) {
+                cx.ints(4).map(Some).ok_or(())
+            } else {
+                Ok(None)
+            },
+        ))
+    };
+    let Some((Some(starts), Some(ends), Ok(axes), Ok(steps))) = args else {
+        cx.set_tensor(0, elem, Some(vec![None; r]));
+        return Ok(());
+    };
+    let axes = axes.unwrap_or_else(|| (0..starts.len() as i64).collect());
+    let steps = steps.unwrap_or_else(|| vec![1; starts.len()]);
+    if ends.len() != starts.len() || axes.len() != starts.len() || steps.len() != starts.len() {
+        return Err(ShapeError(
+            "starts, ends, axes and steps must have the same length".into(),
+        ));
+    }
+    let mut out = shape.clone();
+    for k in 0..starts.len() {
+        let a = norm_axis(axes[k], r)?;
+        out[a] = slice_len(&shape[a], starts[k], ends[k], steps[k]);
+    }
+    // data propagation of 1-D vectors
+    if r == 1 && starts.len() == 1 {
+        if let Some(v) = cx.value(0).cloned() {
+            let idx = crate::runtime::kernels::manip::slice_indices(
+                v.values.len(),
+                starts[0],
+                ends[0],
+                steps[0],
+            )
+            .map_err(|e| ShapeError(e.0))?;
+            let vals: Vec<Expr> = idx.into_iter().map(|i| v.values[i].clone()).collect();
+            cx.set_value(0, SymValue::vector(vals));
+        }
+    }
+    cx.set_tensor(0, elem, Some(out));
+    Ok(())
+}
+
+pub fn gather(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let (Some(data), Some(ind)) = (
+        cx.shape(0).map(|s| s.to_vec()),
+        cx.shape(1).map(|s| s.to_vec()),
+    ) else {
+        cx.set_tensor(0, elem, None);
+        return Ok(());
+    };
+    let ax = norm_axis(cx.attrs.int_or("axis", 0), data.len())?;
+    let mut out = data[..ax].to_vec();
+    out.extend(ind.iter().cloned());
+    out.extend(data[ax + 1..].iter().cloned());
+    if data.len() == 1 {
+        if let (Some(v), Some(ix)) = (cx.value(0).cloned(), cx.value(1).cloned()) {
+            let n = v.values.len() as i64;
+            let vals: Option<Vec<Expr>> = ix
+                .values
+                .iter()
+                .map(|e| {
+                    let i = e.as_int()?;
+                    let i = if i < 0 { i + n } else { i };
+                    (0..n).contains(&i).then(|| v.values[i as usize].clone())
+                })
+                .collect();
+            if let Some(values) = vals {
+                cx.set_value(
+                    0,
+                    SymValue {
+                        shape: ix.shape.clone(),
+                        values,
+                    },
+                );
+            }
+        }
+    }
+    cx.set_tensor(0, elem, Some(out));
+    Ok(())
+}
+
+pub fn gather_elements(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let shape = cx.shape(1).map(|s| s.to_vec());
+    cx.set_tensor(0, elem, shape);
+    Ok(())
+}
+
+pub fn gather_nd(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let b = cx.attrs.int_or("batch_dims", 0).max(0) as usize;
+    let (Some(data), Some(ind)) = (
+        cx.shape(0).map(|s| s.to_vec()),
+        cx.shape(1).map(|s| s.to_vec()),
+    ) else {
+        cx.set_tensor(0, elem, None);
+        return Ok(());
+    };
+    let Some(k) = ind.last().cloned().flatten().and_then(|e| e.as_int()) else {
+        cx.set_tensor(0, elem, None);
+        return Ok(());
+    };
+    let k = k.max(0) as usize;
+    if b + k > data.len() || ind.is_empty() {
+        return Err(ShapeError(format!(
+            "indices of depth {k} do not fit data of rank {}",
+            data.len()
+        )));
+    }
+    let mut out = ind[..ind.len() - 1].to_vec();
+    out.extend(data[b + k..].iter().cloned());
+    cx.set_tensor(0, elem, Some(out));
+    Ok(())
+}
+
+pub fn expand(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let (Some(shape), Some(target)) = (cx.shape(0).map(|s| s.to_vec()), cx.value(1).cloned())
+    else {
+        let rank = cx
+            .shape(1)
+            .and_then(|s| s.first().cloned().flatten())
+            .and_then(|e| e.as_int());
+        let r0 = cx.rank(0);
+        let r = match (rank, r0) {
+            (Some(a), Some(b)) => Some((a.max(0) as usize).max(b)),
+            _ => None,
+        };
+        cx.set_tensor(0, elem, r.map(|r| vec![None; r]));
+        return Ok(());
+    };
+    let t = dims_of(&target.values);
+    let out = super::broadcast(&[&shape, &t])?;
+    cx.set_tensor(0, elem, Some(out));
+    Ok(())
+}
+
+pub fn tile(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let Some(shape) = cx.shape(0).map(|s| s.to_vec()) else {
+        cx.set_tensor(0, elem, None);
+        return Ok(());
+    };
+    let out: Vec<Dim> = match cx.value(1) {
+        Some(v) if v.values.len() == shape.len() => shape
+            .iter()
+            .zip(&v.values)
+            .map(|(d, r)| d.as_ref().map(|d| d.mul(r)))
+            .collect(),
+        Some(v) => {
+            return Err(ShapeError(format!(
+                "{} repeats for rank {}",
+                v.values.len(),
+                shape.len()
+            )))
+        }
+        None => vec![None; shape.len()],
+    };
+    cx.set_tensor(0, elem, Some(out));
+    Ok(())
+}
+
+pub fn pad(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let Some(shape) = cx.shape(0).map(|s| s.to_vec()) else {
+        cx.set_tensor(0, elem, None);
+        return Ok(());
+    };
+    let r = shape.len();
+    let pads: Option<Vec<Expr>> = if cx.opset < 2 {
+        cx.attrs
+            .ints("paddings")
+            .map(|v| v.into_iter().map(Expr::int).collect())
+    } else if cx.opset < 11 {
+        cx.attrs
+            .ints("pads")
+            .map(|v| v.into_iter().map(Expr::int).collect())
+    } else {
+        cx.value(1).map(|v| v.values.clone())
+    };
+    let axes: Option<Vec<usize>> = if cx.opset >= 18 && cx.has_input(3) {
+        match cx.ints(3) {
+            Some(a) => Some(
+                a.iter()
+                    .map(|&x| norm_axis(x, r))
+                    .collect::<Result<_, _>>()?,
+            ),
+            None => {
+                cx.set_tensor(0, elem, Some(vec![None; r]));
+                return Ok(());
+            }
+        }
+    } else {
+        None
+    };
+    let axes = axes.unwrap_or_else(|| (0..r).collect());
+    let Some(pads) = pads else {
+        cx.set_tensor(0, elem, Some(vec![None; r]));
+        return Ok(());
+    };
+    if pads.len() != 2 * axes.len() {
+        return Err(ShapeError(format!(
+            "{} pads for {} axes",
+            pads.len(),
+            axes.len()
+        )));
+    }
+    let mut out = shape.clone();
+    for (k, &a) in axes.iter().enumerate() {
+        out[a] = shape[a]
+            .as_ref()
+            .map(|d| d.add(&pads[k]).add(&pads[k + axes.len()]));
+    }
+    cx.set_tensor(0, elem, Some(out));
+    Ok(())
+}
+
+pub fn shape_op(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let Some(shape) = cx.shape(0).map(|s| s.to_vec()) else {
+        cx.set_tensor(0, DataType::Int64, Some(vec![None]));
+        return Ok(());
+    };
+    let r = shape.len() as i64;
+    let clampi = |v: i64| (if v < 0 { v + r } else { v }).clamp(0, r) as usize;
+    let s = clampi(cx.attrs.int_or("start", 0));
+    let e = clampi(cx.attrs.int("end").unwrap_or(r));
+    let dims: Vec<Dim> = if s < e { shape[s..e].to_vec() } else { vec![] };
+    cx.set_tensor(0, DataType::Int64, Some(vec![int_dim(dims.len() as i64)]));
+    if let Some(vals) = dims.into_iter().collect::<Option<Vec<Expr>>>() {
+        cx.set_value(0, SymValue::vector(vals));
+    }
+    Ok(())
+}
+
+pub fn size(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    cx.set_tensor(0, DataType::Int64, Some(vec![]));
+    if let Some(n) = cx.shape(0).and_then(product) {
+        cx.set_value(0, SymValue::scalar(n));
+    }
+    Ok(())
+}
+
+fn tensor_elem_of(p: &crate::proto::TensorProto) -> DataType {
+    DataType::from_code(p.data_type()).unwrap_or(DataType::Undefined)
+}
+
+pub fn constant_of_shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let attr = cx.attrs.tensor("value");
+    let elem = attr.map(tensor_elem_of).unwrap_or(DataType::Float);
+    let fill: Option<Expr> = attr
+        .and_then(|p| crate::tensor::from_proto(p).ok())
+        .filter(|t| t.dtype().is_int())
+        .and_then(|t| t.to_i64_vec().ok())
+        .and_then(|v| v.first().copied())
+        .map(Expr::int);
+    let fill = if attr.is_none() { None } else { fill };
+    match cx.value(0).cloned() {
+        Some(v) => {
+            let dims = dims_of(&v.values);
+            if let (Some(f), Some(sh)) = (fill, v.ints()) {
+                let n = sh
+                    .iter()
+                    .try_fold(1i64, |a, &d| if d < 0 { None } else { a.checked_mul(d) });
+                if let Some(n) = n.filter(|n| sh.len() <= 1 && (0..=64).contains(n)) {
+                    cx.set_value(
+                        0,
+                        SymValue {
+                            shape: sh.iter().map(|&d| d as usize).collect(),
+                            values: vec![f; n as usize],
+                        },
+                    );
+                }
+            }
+            cx.set_tensor(0, elem, Some(dims));
+        }
+        None => {
+            let r = cx
+                .shape(0)
+                .and_then(|s| s.first().cloned().flatten())
+                .and_then(|e| e.as_int());
+            cx.set_tensor(0, elem, r.map(|r| vec![None; r.max(0) as usize]));
+        }
+    }
+    Ok(())
+}
+
+pub fn constant(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let t =
+        crate::runtime::kernels::manip::constant_value(&cx.attrs).map_err(|e| ShapeError(e.0))?;
+    let dims: Vec<Dim> = t.shape().iter().map(|&d| int_dim(d as i64)).collect();
+    if t.dtype().is_int() && t.len() <= 1024 {
+        if let Ok(v) = t.to_i64_vec() {
+            cx.set_value(
+                0,
+                SymValue {
+                    shape: t.shape().to_vec(),
+                    values: v.into_iter().map(Expr::int).collect(),
+                },
+            );
+        }
+    }
+    cx.set_tensor(0, t.dtype(), Some(dims));
+    Ok(())
+}
+
+pub fn range(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let get = |i: usize| cx.value(i).and_then(|v| v.values.first().cloned());
+    let (s, l, d) = (get(0), get(1), get(2));
+    let dim = match (&s, &l, &d) {
+        (Some(s), Some(l), Some(d)) => match d.as_int() {
+            Some(0) => return Err(ShapeError("Range delta is 0".into())),
+            Some(dv) if dv > 0 => Some(l.sub(s).ceil_div(d)),
+            Some(_) => Some(s.sub(l).ceil_div(&d.neg())),
+            None => None,
+        },
+        _ => None,
+    };
+    // a constant empty range has length 0, not a negative one
+    let dim = dim.map(|e| match e.as_int() {
+        Some(v) if v < 0 => Expr::int(0),
+        _ => e,
+    });
+    if let (Some(s), Some(d), Some(n)) = (&s, &d, dim.as_ref().and_then(|e| e.as_int())) {
+        if (0..=1024).contains(&n) {
+            let vals = (0..n).map(|i| s.add(&d.mul(&Expr::int(i)))).collect();
+            cx.set_value(0, SymValue::vector(vals));
+        }
+    }
+    cx.set_tensor(0, elem, Some(vec![dim]));
+    Ok(())
+}
+
+pub fn one_hot(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(2)?;
+    let Some(shape) = cx.shape(0).map(|s| s.to_vec()) else {
+        cx.set_tensor(0, elem, None);
+        return Ok(());
+    };
+    let depth = cx.value(1).and_then(|v| v.values.first().cloned());
+    let ax = norm_axis(cx.attrs.int_or("axis", -1), shape.len() + 1)?;
+    let mut out = shape;
+    out.insert(ax, depth);
+    cx.set_tensor(0, elem, Some(out));
+    Ok(())
+}
+
+pub fn eye_like(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = match cx.attrs.int("dtype") {
+        Some(c) => {
+            DataType::from_code(c as i32).ok_or_else(|| ShapeError(format!("unknown dtype {c}")))?
+        }
+        None => cx.elem_req(0)?,
+    };
+    let shape = cx.shape(0).map(|s| s.to_vec());
+    cx.set_tensor(0, elem, shape);
+    Ok(())
+}
+
+pub fn compress(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let n = cx.fresh();
+    match cx.attrs.int("axis") {
+        None => cx.set_tensor(0, elem, Some(vec![Some(n)])),
+        Some(a) => {
+            let Some(mut shape) = cx.shape(0).map(|s| s.to_vec()) else {
+                cx.set_tensor(0, elem, None);
+                return Ok(());
+            };
+            let ax = norm_axis(a, shape.len())?;
+            shape[ax] = Some(n);
+            cx.set_tensor(0, elem, Some(shape));
+        }
+    }
+    Ok(())
+}
+
+pub fn non_zero(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let r = cx.rank(0).map(|r| int_dim(r as i64)).unwrap_or(None);
+    let n = cx.fresh();
+    cx.set_tensor(0, DataType::Int64, Some(vec![r, Some(n)]));
+    Ok(())
+}
+
+pub fn unique(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let u = cx.fresh();
+    let (y, m): (Option<Vec<Dim>>, Dim) = match cx.attrs.int("axis") {
+        None => (Some(vec![Some(u.clone())]), cx.shape(0).and_then(product)),
+        Some(a) => match cx.shape(0).map(|s| s.to_vec()) {
+            Some(mut s) => {
+                let ax = norm_axis(a, s.len())?;
+                let m = s[ax].clone();
+                s[ax] = Some(u.clone());
+                (Some(s), m)
+            }
+            None => (None, None),
+        },
+    };
+    cx.set_tensor(0, elem, y);
+    cx.set_tensor(1, DataType::Int64, Some(vec![Some(u.clone())]));
+    cx.set_tensor(2, DataType::Int64, Some(vec![m]));
+    cx.set_tensor(3, DataType::Int64, Some(vec![Some(u)]));
+    Ok(())
+}
+
+pub fn top_k(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let Some(mut shape) = cx.shape(0).map(|s| s.to_vec()) else {
+        cx.set_tensor(0, elem, None);
+        cx.set_tensor(1, DataType::Int64, None);
+        return Ok(());
+    };
+    let ax = norm_axis(cx.attrs.int_or("axis", -1), shape.len())?;
+    let k = if cx.opset < 10 {
+        cx.attrs.int("k").map(Expr::int)
+    } else {
+        cx.value(1).and_then(|v| v.values.first().cloned())
+    };
+    shape[ax] = k;
+    cx.set_tensor(0, elem, Some(shape.clone()));
+    cx.set_tensor(1, DataType::Int64, Some(shape));
+    Ok(())
+}
+
+pub fn depth_to_space(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    space_depth(cx, true)
+}
+
+pub fn space_to_depth(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    space_depth(cx, false)
+}
+
+fn space_depth(cx: &mut InferCtx, to_space: bool) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let b = cx
+        .attrs
+        .int("blocksize")
+        .filter(|&b| b > 0)
+        .ok_or_else(|| ShapeError("a positive 'blocksize' is required".into()))?;
+    let Some(shape) = cx.shape(0).map(|s| s.to_vec()) else {
+        cx.set_tensor(0, elem, Some(vec![None; 4]));
+        return Ok(());
+    };
+    if shape.len() != 4 {
+        return Err(ShapeError(format!("expected rank 4, got {}", shape.len())));
+    }
+    let be = Expr::int(b);
+    let b2 = Expr::int(b * b);
+    let f = |d: &Dim, g: &dyn Fn(&Expr) -> Expr| d.as_ref().map(g);
+    let out = if to_space {
+        vec![
+            shape[0].clone(),
+            f(&shape[1], &|e| e.floor_div(&b2)),
+            f(&shape[2], &|e| e.mul(&be)),
+            f(&shape[3], &|e| e.mul(&be)),
+        ]
+    } else {
+        vec![
+            shape[0].clone(),
+            f(&shape[1], &|e| e.mul(&b2)),
+            f(&shape[2], &|e| e.floor_div(&be)),
+            f(&shape[3], &|e| e.floor_div(&be)),
+        ]
+    };
+    cx.set_tensor(0, elem, Some(out));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::expr::Expr;
+    use crate::proto::attribute_proto::AttributeType;
+    use crate::proto::{
+        AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, ValueInfoProto,
+    };
+    use crate::shape::{infer_model, TypeInfo};
+    use crate::tensor::{to_proto, DataType, Tensor};
+
+    fn node(op: &str, ins: &[&str], outs: &[&str], attrs: Vec<AttributeProto>) -> NodeProto {
+        NodeProto {
+            op_type: Some(op.into()),
+            input: ins.iter().map(|s| s.to_string()).collect(),
+            output: outs.iter().map(|s| s.to_string()).collect(),
+            attribute: attrs,
+            ..Default::default()
+        }
+    }
+
+    fn ints_attr(name: &str, v: &[i64]) -> AttributeProto {
+        AttributeProto {
+            name: Some(name.into()),
+            r#type: Some(AttributeType::Ints as i32),
+            ints: v.to_vec(),
+            ..Default::default()
+        }
+    }
+
+    fn int_attr(name: &str, v: i64) -> AttributeProto {
+        AttributeProto {
+            name: Some(name.into()),
+            r#type: Some(AttributeType::Int as i32),
+            i: Some(v),
+            ..Default::default()
+        }
+    }
+
+    fn input(name: &str, dims: &[&str]) -> ValueInfoProto {
+        let shape = dims
+            .iter()
+            .map(|d| {
+                Some(
+                    d.parse::<i64>()
+                        .map(Expr::int)
+                        .unwrap_or_else(|_| Expr::sym(d)),
+                )
+            })
+            .collect();
+        ValueInfoProto {
+            name: Some(name.into()),
+            r#type: Some(TypeInfo::tensor(DataType::Float, Some(shape)).to_proto()),
+            ..Default::default()
+        }
+    }
+
+    fn int_init(name: &str, shape: &[usize], v: Vec<i64>) -> crate::proto::TensorProto {
+        to_proto(&Tensor::from_vec(shape, v).unwrap(), name)
+    }
+
+    /// Infers a one-input model and returns the displayed type of `out`.
+    fn infer(
+        x: &[&str],
+        inits: Vec<crate::proto::TensorProto>,
+        nodes: Vec<NodeProto>,
+        out: &str,
+    ) -> String {
+        let mut m = ModelProto {
+            opset_import: vec![OperatorSetIdProto {
+                domain: Some(String::new()),
+                version: Some(18),
+            }],
+            graph: Some(GraphProto {
+                input: vec![input("X", x)],
+                initializer: inits,
+                node: nodes,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let rep = infer_model(&mut m);
+        rep.get(out).map(|v| v.ty.display()).unwrap_or_default()
+    }
+
+    #[test]
+    fn shape_gather_concat_reshape() {
+        let t = infer(
+            &["N", "C", "8"],
+            vec![
+                int_init("i0", &[1], vec![0]),
+                int_init("m1", &[1], vec![-1]),
+            ],
+            vec![
+                node("Shape", &["X"], &["s"], vec![]),
+                node("Gather", &["s", "i0"], &["n"], vec![]),
+                node("Concat", &["n", "m1"], &["t"], vec![int_attr("axis", 0)]),
+                node("Reshape", &["X", "t"], &["Y"], vec![]),
+            ],
+            "Y",
+        );
+        assert_eq!(t, "float[N,8*C]");
+    }
+
+    #[test]
+    fn shape_slice_constant_of_shape_and_size() {
+        let nodes = vec![
+            node("Shape", &["X"], &["s"], vec![int_attr("start", 1)]),
+            node("Slice", &["s", "st", "en"], &["p"], vec![]),
+            node("ConstantOfShape", &["p"], &["Y"], vec![]),
+            node("Size", &["X"], &["z"], vec![]),
+            node("Unsqueeze", &["z", "ax"], &["zu"], vec![]),
+            node("Expand", &["Y", "e"], &["E"], vec![]),
+        ];
+        let inits = || {
+            vec![
+                int_init("st", &[1], vec![0]),
+                int_init("en", &[1], vec![i64::MAX]),
+                int_init("ax", &[1], vec![0]),
+                int_init("e", &[3], vec![2, 1, 1]),
+            ]
+        };
+        assert_eq!(
+            infer(&["N", "C", "W"], inits(), nodes.clone(), "Y"),
+            "float[C,W]"
+        );
+        assert_eq!(
+            infer(&["N", "C", "W"], inits(), nodes.clone(), "zu"),
+            "int64[1]"
+        );
+        assert_eq!(infer(&["N", "C", "W"], inits(), nodes, "E"), "float[2,C,W]");
+    }
+
+    #[test]
+    fn range_with_symbolic_limit() {
+        let t = infer(
+            &["N", "L"],
+            vec![
+                to_proto(&Tensor::scalar(0i64), "zero"),
+                to_proto(&Tensor::scalar(1i64), "one"),
+                to_proto(&Tensor::scalar(3i64), "three"),
+            ],
+            vec![
+                node("Shape", &["X"], &["s"], vec![]),
+                node("Gather", &["s", "one"], &["l"], vec![]),
+                node("Range", &["zero", "l", "three"], &["Y"], vec![]),
+            ],
+            "Y",
+        );
+        assert_eq!(t, "int64[CeilToInt(L, 3)]");
+    }
+
+    #[test]
+    fn data_dependent_sizes_are_fresh_symbols() {
+        let t = infer(
+            &["N", "4"],
+            vec![],
+            vec![node("NonZero", &["X"], &["Y"], vec![])],
+            "Y",
+        );
+        assert!(t.starts_with("int64[2,_NonZero"), "{t}");
+        let u = infer(
+            &["N", "4"],
+            vec![],
+            vec![node(
+                "Unique",
+                &["X"],
+                &["Y", "i", "inv", "c"],
+                vec![int_attr("axis", 1)],
+            )],
+            "Y",
+        );
+        assert!(u.starts_with("float[N,_Unique"), "{u}");
+    }
+
+    #[test]
+    fn reductions_and_split() {
+        let r = infer(
+            &["N", "C", "W"],
+            vec![int_init("a", &[1], vec![-1])],
+            vec![node(
+                "ReduceSum",
+                &["X", "a"],
+                &["Y"],
+                vec![int_attr("keepdims", 0)],
+            )],
+            "Y",
+        );
+        assert_eq!(r, "float[N,C]");
+        let s = infer(
+            &["N", "10"],
+            vec![],
+            vec![node(
+                "Split",
+                &["X"],
+                &["a", "b", "c"],
+                vec![int_attr("axis", 1), int_attr("num_outputs", 3)],
+            )],
+            "c",
+        );
+        assert_eq!(s, "float[N,2]");
+        let p = infer(
+            &["N", "W"],
+            vec![int_init("pads", &[4], vec![0, 1, 0, 2])],
+            vec![node("Pad", &["X", "pads"], &["Y"], vec![])],
+            "Y",
+        );
+        assert_eq!(p, "float[N,W+3]");
+        let sq = infer(
+            &["N", "1", "W"],
+            vec![int_init("ax", &[1], vec![1])],
+            vec![
+                node("Squeeze", &["X", "ax"], &["Y"], vec![]),
+                node(
+                    "Transpose",
+                    &["Y"],
+                    &["T"],
+                    vec![ints_attr("perm", &[1, 0])],
+                ),
+            ],
+            "T",
+        );
+        assert_eq!(sq, "float[W,N]");
+    }
+
+    /// Rules never panic on odd constant inputs and attributes.
+    #[test]
+    fn rules_never_panic() {
+        let vals: Vec<(&str, Vec<usize>, Vec<i64>)> = vec![
+            ("s3", vec![], vec![3]),
+            ("e0", vec![0], vec![]),
+            ("big", vec![3], vec![-5, 100, i64::MAX]),
+            ("neg", vec![2], vec![i64::MIN, -1]),
+            ("m", vec![2, 2], vec![1, 0, 2, 2]),
+        ];
+        let attr_sets = vec![
+            vec![],
+            vec![int_attr("axis", 1)],
+            vec![int_attr("axis", -9), int_attr("keepdims", 0)],
+            vec![int_attr("blocksize", 2), int_attr("num_outputs", 0)],
+            vec![int_attr("start", -100), int_attr("end", i64::MIN)],
+            vec![ints_attr("axes", &[5]), ints_attr("perm", &[0, 0])],
+        ];
+        let names: Vec<&str> = std::iter::once("X")
+            .chain(vals.iter().map(|v| v.0))
+            .collect();
+        let ops: Vec<&str> = crate::ops::all()
+            .filter(|d| d.domain.is_empty() && d.shape.is_some())
+            .map(|d| d.op_type)
+            .filter(|o| MINE.contains(o))
+            .collect();
+        for op in ops {
+            for opset in [9, 13, 18] {
+                for attrs in &attr_sets {
+                    for a in &names {
+                        for b in &names {
+                            for c in ["", "s3", "big"] {
+                                let inits: Vec<_> = vals
+                                    .iter()
+                                    .map(|(n, sh, v)| int_init(n, sh, v.clone()))
+                                    .collect();
+                                let mut m = ModelProto {
+                                    opset_import: vec![OperatorSetIdProto {
+                                        domain: Some(String::new()),
+                                        version: Some(opset),
+                                    }],
+                                    graph: Some(GraphProto {
+                                        input: vec![input("X", &["N", "3"])],
+                                        initializer: inits,
+                                        node: vec![node(
+                                            op,
+                                            &[a, b, c],
+                                            &["Y", "Z"],
+                                            attrs.clone(),
+                                        )],
+                                        ..Default::default()
+                                    }),
+                                    ..Default::default()
+                                };
+                                let r = std::panic::catch_unwind(move || {
+                                    infer_model(&mut m);
+                                });
+                                assert!(r.is_ok(), "{op} opset {opset} {attrs:?} on {a},{b},{c}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    const MINE: &[&str] = &[
+        "Reshape",
+        "Transpose",
+        "Concat",
+        "Flatten",
+        "Squeeze",
+        "Unsqueeze",
+        "Split",
+        "Slice",
+        "Expand",
+        "Tile",
+        "Pad",
+        "Shape",
+        "Size",
+        "ConstantOfShape",
+        "Range",
+        "Trilu",
+        "EyeLike",
+        "CumSum",
+        "ReverseSequence",
+        "DepthToSpace",
+        "SpaceToDepth",
+        "Gather",
+        "GatherElements",
+        "GatherND",
+        "ScatterElements",
+        "Scatter",
+        "ScatterND",
+        "OneHot",
+        "Compress",
+        "NonZero",
+        "Unique",
+        "TopK",
+        "ReduceSum",
+        "ReduceMean",
+        "ReduceMax",
+        "ReduceMin",
+        "ReduceProd",
+        "ReduceL1",
+        "ReduceL2",
+        "ReduceLogSum",
+        "ReduceLogSumExp",
+        "ReduceSumSquare",
+        "ArgMax",
+        "ArgMin",
+    ];
 }

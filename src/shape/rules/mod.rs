@@ -1,9 +1,15 @@
 //! Shape rules, one file per operator family, and the helpers they share.
 
+pub mod attention;
+pub mod control;
 pub mod elementwise;
+pub mod extra;
 pub mod linalg;
 pub mod manip;
+pub mod misc;
 pub mod nn;
+pub mod reduce;
+pub mod sequence;
 
 use super::ctx::ShapeError;
 use super::types::Dim;

@@ -1,0 +1,1441 @@
+//! The command table and the command handlers. Each entry's signature
+//! (name, usage, help, flags) drives dispatch, `help` and completion.
+
+use super::lex::{self, quote_name, split_assignment, unquote_name};
+use super::render::{json_number, tuple, Data, Format};
+use super::tensor_expr::{self, Env, Rng};
+use super::{CmdError, Flow, Session};
+use crate::expr::{Bindings, Expr};
+use crate::proto::{self, ExternalOptions};
+use crate::runtime::{EventAction, EventKind, Plan, RunOptions};
+use crate::shape::{self, Dim, TypeInfo};
+use crate::tensor::{render_tensor, DataType, Value};
+use crate::text;
+use serde_json::{json, Value as Json};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+type R<T> = Result<T, CmdError>;
+
+/// A flag of a command: `--name` or `--name VALUE`.
+pub struct Flag {
+    pub name: &'static str,
+    /// The value's placeholder, `None` for a switch.
+    pub value: Option<&'static str>,
+    pub help: &'static str,
+}
+
+/// One shell command.
+pub struct Command {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub usage: &'static str,
+    pub help: &'static str,
+    pub flags: &'static [Flag],
+    /// The argument text is taken as is (no flag parsing).
+    pub raw: bool,
+    /// Accepts `--format` and `--out`.
+    pub data: bool,
+    pub handler: fn(&mut Session, &Args) -> R<Flow>,
+}
+
+/// Parsed arguments of a command.
+pub struct Args {
+    /// The positional text (flags removed).
+    pub rest: String,
+    flags: HashMap<&'static str, Option<String>>,
+    pub format: Format,
+}
+
+impl Args {
+    pub fn has(&self, f: &str) -> bool {
+        self.flags.contains_key(f)
+    }
+
+    pub fn value(&self, f: &str) -> Option<&str> {
+        self.flags.get(f).and_then(|v| v.as_deref())
+    }
+
+    fn usize_flag(&self, f: &str, default: usize) -> R<usize> {
+        match self.value(f) {
+            None => Ok(default),
+            Some(v) => v
+                .parse()
+                .map_err(|_| CmdError(format!("--{f} expects a non-negative integer, got '{v}'"))),
+        }
+    }
+}
+
+const FORMAT: Flag = Flag {
+    name: "format",
+    value: Some("table|json|csv"),
+    help: "output format",
+};
+const OUT: Flag = Flag {
+    name: "out",
+    value: Some("FILE"),
+    help: "write the output to FILE instead of the screen",
+};
+
+macro_rules! cmd {
+    ($name:expr, $aliases:expr, $usage:expr, $help:expr, $flags:expr, raw=$raw:expr, data=$data:expr, $h:expr) => {
+        Command {
+            name: $name,
+            aliases: $aliases,
+            usage: $usage,
+            help: $help,
+            flags: $flags,
+            raw: $raw,
+            data: $data,
+            handler: $h,
+        }
+    };
+}
+
+/// Every command of the shell.
+pub static COMMANDS: &[Command] = &[
+    cmd!("load", &[], "load PATH", "Load a model: binary protobuf (.onnx, external data beside it allowed) or ONNX text syntax.", &[], raw = false, data = false, cmd_load),
+    cmd!("parse", &[], "parse TEXT", "Parse a model given inline in ONNX text syntax; an unclosed bracket continues on the next lines.", &[], raw = true, data = false, cmd_parse),
+    cmd!("save", &[], "save PATH [--external-threshold BYTES]", "Save the model: .onnx as binary protobuf, anything else as ONNX text. Written atomically.", &[Flag { name: "external-threshold", value: Some("BYTES"), help: "(.onnx) initializers of at least BYTES go to PATH.data" }], raw = false, data = false, cmd_save),
+    cmd!("show", &[], "show [--text]", "Pretty summary of the model (opsets, graph, inputs, initializers, numbered nodes, outputs), or with --text its canonical ONNX text.", &[Flag { name: "text", value: None, help: "print the canonical text syntax" }, OUT], raw = false, data = false, cmd_show),
+    cmd!("infer", &[], "infer [--format F] [--out FILE]", "Infer every value's element type and shape (symbolic), write graph.value_info, and list the equations found (M = 2*N).", &[FORMAT, OUT], raw = false, data = true, cmd_infer),
+    cmd!("let", &[], "let [NAME = EXPR]", "Bind a symbol to an integer (EXPR may use bound symbols); without arguments, list the bindings.", &[FORMAT, OUT], raw = true, data = true, cmd_let),
+    cmd!("unlet", &[], "unlet NAME", "Drop a binding.", &[], raw = false, data = false, cmd_unlet),
+    cmd!("eval", &[], "eval EXPR [--format F]", "Evaluate a dimension expression with the bindings; with unbound symbols, print it simplified.", &[FORMAT, OUT], raw = false, data = true, cmd_eval),
+    cmd!("shapes", &[], "shapes [--format F] [--out FILE]", "Every value's inferred shape next to the shape resolved with the bindings.", &[FORMAT, OUT], raw = false, data = true, cmd_shapes),
+    cmd!("set", &[], "set NAME = TENSOR", "Set a model input to a tensor expression (arange(8).reshape(2,4), rand(N,4), [1, 2]...).", &[], raw = true, data = false, cmd_set),
+    cmd!("inputs", &[], "inputs [--format F]", "Declared inputs, their types, and the values set.", &[FORMAT, OUT], raw = false, data = true, cmd_inputs),
+    cmd!("run", &[], "run [NAME=TENSOR ...] [--release|--no-release]", "Set the given inputs, run the model, print the outputs.", &[Flag { name: "release", value: None, help: "release intermediates after their last use (this run)" }, Flag { name: "no-release", value: None, help: "keep every intermediate (this run)" }], raw = false, data = false, cmd_run),
+    cmd!("print", &[], "print NAME", "Print a tensor: an input, an output, an initializer, or a value still held after the run.", &[], raw = false, data = false, cmd_print),
+    cmd!("bench", &[], "bench [--runs N] [--warmup K] [NAME=TENSOR ...]", "Run the model K+N times with events off; print min, median and max milliseconds.", &[Flag { name: "runs", value: Some("N"), help: "timed runs (default 10)" }, Flag { name: "warmup", value: Some("K"), help: "untimed runs first (default 1)" }, FORMAT, OUT], raw = false, data = true, cmd_bench),
+    cmd!("events", &[], "events [--action A[,A]] [--kind K[,K]] [--name NAME] [--format F]", "The event log of the last run, filtered.", &[Flag { name: "action", value: Some("A[,A]"), help: "add, replace, remove, run_node" }, Flag { name: "kind", value: Some("K[,K]"), help: "input, initializer, intermediate, output, node" }, Flag { name: "name", value: Some("NAME"), help: "one value or node name" }, FORMAT, OUT], raw = false, data = true, cmd_events),
+    cmd!("check", &[], "check [--format F]", "For every value the last run produced: runtime shape, inferred shape, resolved shape, OK/MISMATCH/UNKNOWN.", &[FORMAT, OUT], raw = false, data = true, cmd_check),
+    cmd!("config", &[], "config [KEY [VALUE]]", "Show or set options: events on|off, release on|off, max-values N, precision N, seed N, threads N.", &[], raw = false, data = false, cmd_config),
+    cmd!("source", &[], "source PATH", "Run a script inside the current session.", &[], raw = false, data = false, cmd_source),
+    cmd!("help", &[], "help [COMMAND]", "List the commands, or describe one.", &[], raw = false, data = false, cmd_help),
+    cmd!("quit", &["exit"], "quit", "Leave the shell.", &[], raw = false, data = false, cmd_quit),
+];
+
+/// The command of a name or alias.
+pub fn find(name: &str) -> Option<&'static Command> {
+    COMMANDS
+        .iter()
+        .find(|c| c.name == name || c.aliases.contains(&name))
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The closest command name, if any is close.
+pub fn suggest(name: &str) -> Option<&'static str> {
+    COMMANDS
+        .iter()
+        .flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied()))
+        .map(|n| (edit_distance(name, n), n))
+        .filter(|(d, n)| *d <= 2.max(n.len() / 3) || n.starts_with(name))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
+}
+
+fn parse_args(c: &Command, text: &str) -> R<Args> {
+    let mut flags = HashMap::new();
+    let mut format = Format::Table;
+    if c.raw {
+        // a raw command still takes its data flags at the very end
+        let mut rest = text.trim().to_string();
+        if c.data {
+            loop {
+                let toks = lex::tokens(&rest);
+                let n = toks.len();
+                if n >= 2 && (toks[n - 2] == "--format" || toks[n - 2] == "--out") {
+                    let name = if toks[n - 2] == "--format" {
+                        "format"
+                    } else {
+                        "out"
+                    };
+                    flags.insert(name, Some(toks[n - 1].clone()));
+                    let cut = rest.rfind(&toks[n - 2]).unwrap_or(rest.len());
+                    rest = rest[..cut].trim_end().to_string();
+                } else {
+                    break;
+                }
+            }
+        }
+        if let Some(f) = flags.get("format").cloned().flatten() {
+            format = Format::parse(&f)?;
+        }
+        return Ok(Args {
+            rest,
+            flags,
+            format,
+        });
+    }
+    let toks = lex::tokens(text);
+    let mut pos = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        let t = &toks[i];
+        if let Some(body) = t
+            .strip_prefix("--")
+            .filter(|b| !b.is_empty() && !b.starts_with('-'))
+        {
+            let (name, inline) = match body.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (body, None),
+            };
+            let f = c.flags.iter().find(|f| f.name == name).ok_or_else(|| {
+                let known: Vec<String> = c.flags.iter().map(|f| format!("--{}", f.name)).collect();
+                CmdError(if known.is_empty() {
+                    format!("{}: unknown flag --{name} (it takes no flags)", c.name)
+                } else {
+                    format!(
+                        "{}: unknown flag --{name} (flags: {})",
+                        c.name,
+                        known.join(", ")
+                    )
+                })
+            })?;
+            let v = if f.value.is_some() {
+                match inline {
+                    Some(v) => Some(v),
+                    None => {
+                        i += 1;
+                        Some(toks.get(i).cloned().ok_or_else(|| {
+                            CmdError(format!(
+                                "--{name} needs a value ({})",
+                                f.value.unwrap_or("")
+                            ))
+                        })?)
+                    }
+                }
+            } else {
+                if inline.is_some() {
+                    return Err(CmdError(format!("--{name} takes no value")));
+                }
+                None
+            };
+            flags.insert(f.name, v);
+        } else {
+            pos.push(t.clone());
+        }
+        i += 1;
+    }
+    if let Some(f) = flags.get("format").cloned().flatten() {
+        format = Format::parse(&f)?;
+    }
+    Ok(Args {
+        rest: pos.join(" "),
+        flags,
+        format,
+    })
+}
+
+/// Runs one command line.
+pub fn dispatch(s: &mut Session, line: &str) -> R<Flow> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return Ok(Flow::Continue);
+    }
+    let (name, rest) = match line.find(char::is_whitespace) {
+        Some(i) => (&line[..i], &line[i..]),
+        None => (line, ""),
+    };
+    let c = find(name).ok_or_else(|| {
+        CmdError(match suggest(name) {
+            Some(s) => format!("unknown command '{name}'; did you mean '{s}'? (try 'help')"),
+            None => format!("unknown command '{name}' (try 'help')"),
+        })
+    })?;
+    let rest = if c.raw {
+        rest.to_string()
+    } else {
+        lex::strip_comment(rest).to_string()
+    };
+    let args = parse_args(c, &rest)?;
+    let flow = (c.handler)(s, &args)?;
+    if let Some(path) = args.value("out") {
+        let text = std::mem::take(&mut s.out);
+        let mut bytes = text.into_bytes();
+        bytes.push(b'\n');
+        proto::write_atomic(Path::new(path), &bytes).map_err(|e| CmdError(e.to_string()))?;
+    }
+    Ok(flow)
+}
+
+fn no_args(c: &str, a: &Args) -> R<()> {
+    if a.rest.trim().is_empty() {
+        Ok(())
+    } else {
+        Err(CmdError(format!(
+            "{c} takes no arguments, got '{}' (usage: {})",
+            a.rest.trim(),
+            find(c).map(|c| c.usage).unwrap_or("")
+        )))
+    }
+}
+
+fn one_path(c: &str, a: &Args) -> R<String> {
+    let toks = lex::tokens(&a.rest);
+    if toks.len() != 1 {
+        return Err(CmdError(format!(
+            "usage: {}",
+            find(c).map(|c| c.usage).unwrap_or(c)
+        )));
+    }
+    Ok(toks[0].trim_matches('"').to_string())
+}
+
+fn emit(s: &mut Session, a: &Args, d: Data) {
+    let text = d.render(a.format);
+    s.say(text);
+}
+
+// ---------------------------------------------------------------- model I/O
+
+fn summary(m: &proto::ModelProto) -> String {
+    let g = m.graph.as_ref();
+    let n = g.map(|g| g.node.len()).unwrap_or(0);
+    let i = g.map(|g| g.input.len()).unwrap_or(0);
+    let o = g.map(|g| g.output.len()).unwrap_or(0);
+    format!(
+        "graph '{}': {n} node{}, {i} input{}, {o} output{}",
+        g.map(|g| g.name()).unwrap_or(""),
+        if n == 1 { "" } else { "s" },
+        if i == 1 { "" } else { "s" },
+        if o == 1 { "" } else { "s" },
+    )
+}
+
+fn cmd_load(s: &mut Session, a: &Args) -> R<Flow> {
+    let p = one_path("load", a)?;
+    let path = Path::new(&p);
+    if path.is_dir() {
+        return Err(CmdError(format!("{p}: is a folder, not a model file")));
+    }
+    let bytes = std::fs::read(path).map_err(|e| CmdError(format!("{p}: {e}")))?;
+    let is_binary = p.ends_with(".onnx") || std::str::from_utf8(&bytes).is_err();
+    let model = if is_binary {
+        proto::load_model(path).map_err(|e| CmdError(e.to_string()))?
+    } else {
+        let text =
+            String::from_utf8(bytes).map_err(|_| CmdError(format!("{p}: not UTF-8 text")))?;
+        text::parse_model(&text).map_err(|e| CmdError(format!("{p}: {e}")))?
+    };
+    let msg = format!("loaded {p}: {}", summary(&model));
+    let note = s.set_model(model, &p);
+    s.say(msg);
+    if let Some(n) = note {
+        s.say(n);
+    }
+    Ok(Flow::Continue)
+}
+
+fn cmd_parse(s: &mut Session, a: &Args) -> R<Flow> {
+    let t = a.rest.trim();
+    if t.is_empty() {
+        return Err("usage: parse TEXT (the model in ONNX text syntax)".into());
+    }
+    let model = text::parse_model(t).map_err(|e| CmdError(e.to_string()))?;
+    let msg = format!("parsed {}", summary(&model));
+    let note = s.set_model(model, "<parse>");
+    s.say(msg);
+    if let Some(n) = note {
+        s.say(n);
+    }
+    Ok(Flow::Continue)
+}
+
+fn cmd_save(s: &mut Session, a: &Args) -> R<Flow> {
+    let p = one_path("save", a)?;
+    let m = s.model()?;
+    let path = Path::new(&p);
+    if p.ends_with(".onnx") {
+        let threshold = match a.value("external-threshold") {
+            Some(v) => Some(v.parse::<usize>().map_err(|_| {
+                CmdError(format!(
+                    "--external-threshold expects a byte count, got '{v}'"
+                ))
+            })?),
+            None => None,
+        };
+        let opts = ExternalOptions {
+            threshold,
+            file_name: None,
+        };
+        proto::save_model(m, path, &opts).map_err(|e| CmdError(e.to_string()))?;
+    } else {
+        let mut t = text::print_model(m);
+        if !t.ends_with('\n') {
+            t.push('\n');
+        }
+        proto::write_atomic(path, t.as_bytes()).map_err(|e| CmdError(e.to_string()))?;
+    }
+    s.say(format!("saved {p}"));
+    Ok(Flow::Continue)
+}
+
+fn cmd_show(s: &mut Session, a: &Args) -> R<Flow> {
+    no_args("show", a)?;
+    let m = s.model()?;
+    let t = if a.has("text") {
+        text::print_model(m)
+    } else {
+        text::pretty(m)
+    };
+    s.say(t.trim_end());
+    Ok(Flow::Continue)
+}
+
+// ------------------------------------------------------------ inference
+
+fn dims_json(dims: Option<&[Dim]>) -> Json {
+    match dims {
+        None => Json::Null,
+        Some(d) => Json::Array(
+            d.iter()
+                .map(|x| match x {
+                    Some(e) => match e.as_int() {
+                        Some(v) => json!(v),
+                        None => json!(e.to_string()),
+                    },
+                    None => json!("?"),
+                })
+                .collect(),
+        ),
+    }
+}
+
+fn shape_text(dims: Option<&[Dim]>) -> String {
+    match dims {
+        None => "?".into(),
+        Some(d) if d.len() == 1 => format!("({},)", shape::format_dims(d)),
+        Some(d) => format!("({})", shape::format_dims(d).replace(',', ", ")),
+    }
+}
+
+fn ensure_report(s: &mut Session) -> R<()> {
+    if s.report.is_none() {
+        let mut m = s.model()?.clone();
+        let r = shape::infer_model(&mut m);
+        s.model = Some(m);
+        s.report = Some(r);
+    }
+    Ok(())
+}
+
+fn cmd_infer(s: &mut Session, a: &Args) -> R<Flow> {
+    no_args("infer", a)?;
+    let mut m = s.model()?.clone();
+    let r = shape::infer_model(&mut m);
+    s.model = Some(m);
+    let mut d = Data::new(&["name", "type", "source"], Json::Null);
+    let mut values = Vec::new();
+    for v in &r.values {
+        let name = if v.scope.is_empty() {
+            v.name.clone()
+        } else {
+            format!("{}:{}", v.scope, v.name)
+        };
+        d.rows
+            .push(vec![name, v.ty.display(), v.source.name().into()]);
+        let mut o = json!({
+            "name": v.name,
+            "elem_type": v.ty.elem().map(|e| e.name()).unwrap_or(match &v.ty {
+                TypeInfo::Sequence(_) => "sequence",
+                TypeInfo::Optional(_) => "optional",
+                TypeInfo::Map(..) => "map",
+                _ => "undefined",
+            }),
+            "shape": dims_json(v.ty.shape()),
+            "source": v.source.name(),
+        });
+        if !v.scope.is_empty() {
+            o["scope"] = json!(v.scope);
+        }
+        values.push(o);
+    }
+    let eqs: Vec<Json> = r
+        .equations
+        .iter()
+        .map(|e| json!({"symbol": e.symbol, "expr": e.expr.to_string()}))
+        .collect();
+    d.json = json!({"values": values, "equations": eqs, "warnings": r.warnings});
+    if !r.equations.is_empty() {
+        d.footer.push(String::new());
+        d.footer.push("equations:".into());
+        for e in &r.equations {
+            d.footer.push(format!("  {} = {}", e.symbol, e.expr));
+        }
+    }
+    if !r.warnings.is_empty() {
+        d.footer.push(String::new());
+        for w in &r.warnings {
+            d.footer.push(format!("warning: {w}"));
+        }
+    }
+    s.report = Some(r);
+    emit(s, a, d);
+    Ok(Flow::Continue)
+}
+
+// ---------------------------------------------------------------- symbols
+
+fn parse_expr(text: &str) -> R<Expr> {
+    Expr::parse(text.trim()).map_err(|e| {
+        let caret = e
+            .pos
+            .map(|p| format!("\n  {}\n  {}^", text.trim(), " ".repeat(p)))
+            .unwrap_or_default();
+        CmdError(format!("{e}{caret}"))
+    })
+}
+
+fn bindings_with_equations(s: &Session) -> Bindings {
+    match &s.report {
+        Some(r) => r.extend_bindings(&s.bindings),
+        None => s.bindings.clone(),
+    }
+}
+
+fn cmd_let(s: &mut Session, a: &Args) -> R<Flow> {
+    let t = a.rest.trim();
+    if t.is_empty() {
+        let mut d = Data::new(&["symbol", "value"], json!(s.bindings));
+        for (k, v) in &s.bindings {
+            d.rows.push(vec![k.clone(), v.to_string()]);
+        }
+        if s.bindings.is_empty() && a.format == Format::Table {
+            s.say("no bindings");
+            return Ok(Flow::Continue);
+        }
+        emit(s, a, d);
+        return Ok(Flow::Continue);
+    }
+    let (name, value) = t
+        .split_once('=')
+        .ok_or_else(|| CmdError("usage: let NAME = EXPR".into()))?;
+    let name = name.trim();
+    if !crate::expr::is_identifier(name) {
+        return Err(CmdError(format!(
+            "'{name}' is not a symbol name (letters, digits, _)"
+        )));
+    }
+    let e = parse_expr(value)?;
+    let v = e
+        .eval(&bindings_with_equations(s))
+        .map_err(|err| CmdError(format!("let {name}: {err}")))?;
+    s.bindings.insert(name.to_string(), v);
+    s.auto_bound.remove(name);
+    s.say(format!("{name} = {v}"));
+    Ok(Flow::Continue)
+}
+
+fn cmd_unlet(s: &mut Session, a: &Args) -> R<Flow> {
+    let name = a.rest.trim();
+    if name.is_empty() {
+        return Err("usage: unlet NAME".into());
+    }
+    if s.bindings.remove(name).is_none() {
+        return Err(CmdError(format!("'{name}' is not bound")));
+    }
+    s.auto_bound.remove(name);
+    s.say(format!("unbound {name}"));
+    Ok(Flow::Continue)
+}
+
+fn cmd_eval(s: &mut Session, a: &Args) -> R<Flow> {
+    let t = a.rest.trim();
+    if t.is_empty() {
+        return Err("usage: eval EXPR".into());
+    }
+    let e = parse_expr(t)?;
+    let b = bindings_with_equations(s);
+    let r = e.substitute(&b);
+    // evaluate for the errors (division by zero) when everything is bound
+    let (text, j) = if r.symbols().is_empty() {
+        let v = e.eval(&b).map_err(|err| CmdError(err.to_string()))?;
+        (v.to_string(), json!({"expr": t, "value": v}))
+    } else {
+        (
+            r.to_string(),
+            json!({"expr": t, "simplified": r.to_string()}),
+        )
+    };
+    if a.format == Format::Json {
+        s.say(serde_json::to_string_pretty(&j).unwrap_or_default());
+    } else if a.format == Format::Csv {
+        let key = if j.get("value").is_some() {
+            "value"
+        } else {
+            "simplified"
+        };
+        s.say(format!("expr,{key}\n{},{}", csv_cell(t), csv_cell(&text)));
+    } else {
+        s.say(text);
+    }
+    Ok(Flow::Continue)
+}
+
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn resolved(s: &Session, dims: Option<&[Dim]>) -> Option<Vec<Option<i64>>> {
+    let r = s.report.as_ref()?;
+    dims.map(|d| r.resolve(d, &s.bindings))
+}
+
+fn resolved_text(v: &Option<Vec<Option<i64>>>) -> String {
+    match v {
+        None => "?".into(),
+        Some(d) => {
+            let parts: Vec<String> = d
+                .iter()
+                .map(|x| x.map(|v| v.to_string()).unwrap_or_else(|| "?".into()))
+                .collect();
+            if parts.len() == 1 {
+                format!("({},)", parts[0])
+            } else {
+                format!("({})", parts.join(", "))
+            }
+        }
+    }
+}
+
+fn resolved_json(v: &Option<Vec<Option<i64>>>, dims: Option<&[Dim]>) -> Json {
+    match (v, dims) {
+        (Some(r), Some(d)) => Json::Array(
+            r.iter()
+                .zip(d)
+                .map(|(x, e)| match (x, e) {
+                    (Some(v), _) => json!(v),
+                    (None, Some(e)) => json!(e.to_string()),
+                    (None, None) => json!("?"),
+                })
+                .collect(),
+        ),
+        _ => Json::Null,
+    }
+}
+
+fn cmd_shapes(s: &mut Session, a: &Args) -> R<Flow> {
+    no_args("shapes", a)?;
+    ensure_report(s)?;
+    let r = s.report.as_ref().ok_or("no inference report")?;
+    let mut d = Data::new(&["name", "inferred", "resolved"], Json::Null);
+    let mut arr = Vec::new();
+    for v in r.values.iter().filter(|v| v.scope.is_empty()) {
+        let dims = v.ty.shape();
+        let res = resolved(s, dims);
+        d.rows.push(vec![
+            quote_name(&v.name),
+            shape_text(dims),
+            resolved_text(&res),
+        ]);
+        arr.push(json!({
+            "name": v.name,
+            "inferred": dims_json(dims),
+            "resolved": resolved_json(&res, dims),
+        }));
+    }
+    d.json = Json::Array(arr);
+    emit(s, a, d);
+    Ok(Flow::Continue)
+}
+
+// ------------------------------------------------------------------ inputs
+
+fn declared_inputs(s: &Session) -> R<Vec<(String, Option<TypeInfo>, bool)>> {
+    let m = s.model()?;
+    let g = m.graph.as_ref().ok_or("the model has no graph")?;
+    let inits: std::collections::HashSet<&str> = g.initializer.iter().map(|t| t.name()).collect();
+    Ok(g.input
+        .iter()
+        .map(|i| {
+            (
+                i.name().to_string(),
+                i.r#type.as_ref().map(TypeInfo::from_proto),
+                inits.contains(i.name()),
+            )
+        })
+        .collect())
+}
+
+fn eval_tensor(s: &mut Session, text: &str) -> R<Value> {
+    let b = bindings_with_equations(s);
+    let base = s.base.clone();
+    let mut rng = std::mem::replace(&mut s.rng, Rng::new(0));
+    let res = {
+        let mut env = Env {
+            bindings: &b,
+            rng: &mut rng,
+            base: &base,
+        };
+        tensor_expr::eval(text, &mut env)
+    };
+    s.rng = rng;
+    res.map_err(CmdError)
+}
+
+/// Sets an input, converting to the declared element type when exact.
+fn set_input(s: &mut Session, name: &str, expr: &str) -> R<()> {
+    let decl = declared_inputs(s)?;
+    let Some((_, ty, _)) = decl.iter().find(|(n, _, _)| n == name) else {
+        let names: Vec<String> = decl.iter().map(|(n, _, _)| quote_name(n)).collect();
+        return Err(CmdError(format!(
+            "'{name}' is not an input of the model (inputs: {})",
+            names.join(", ")
+        )));
+    };
+    let v = eval_tensor(s, expr).map_err(|e| CmdError(format!("input '{name}': {e}")))?;
+    let v = match (v, ty.as_ref().and_then(|t| t.elem())) {
+        (Value::Tensor(t), Some(want)) if want != DataType::Undefined && t.dtype() != want => {
+            Value::Tensor(
+                t.convert_exact(want)
+                    .map_err(|e| CmdError(format!("input '{name}' is declared {want}: {e}")))?,
+            )
+        }
+        (v, _) => v,
+    };
+    if let (Value::Tensor(t), Some(shape)) = (&v, ty.as_ref().and_then(|t| t.shape())) {
+        if t.rank() != shape.len() {
+            return Err(CmdError(format!(
+                "input '{name}' is declared with rank {} ({}), got shape {}",
+                shape.len(),
+                shape_text(Some(shape)),
+                tuple(t.shape())
+            )));
+        }
+    }
+    s.inputs.insert(name.to_string(), v);
+    Ok(())
+}
+
+fn cmd_set(s: &mut Session, a: &Args) -> R<Flow> {
+    let (name, expr) =
+        split_assignment(&a.rest).ok_or_else(|| CmdError("usage: set NAME = TENSOR".into()))?;
+    set_input(s, &name, &expr)?;
+    let desc = s
+        .inputs
+        .get(&name)
+        .map(|v| v.describe())
+        .unwrap_or_default();
+    s.say(format!("{} = {desc}", quote_name(&name)));
+    Ok(Flow::Continue)
+}
+
+fn cmd_inputs(s: &mut Session, a: &Args) -> R<Flow> {
+    no_args("inputs", a)?;
+    let decl = declared_inputs(s)?;
+    let mut d = Data::new(&["name", "type", "value"], Json::Null);
+    let mut arr = Vec::new();
+    for (name, ty, has_init) in decl {
+        let t = ty.map(|t| t.display()).unwrap_or_else(|| "?".into());
+        let v = match s.inputs.get(&name) {
+            Some(v) => v.describe(),
+            None if has_init => "(initializer default)".into(),
+            None => "(not set)".into(),
+        };
+        arr.push(json!({"name": name, "type": t, "value": v, "set": s.inputs.contains_key(&name)}));
+        d.rows.push(vec![quote_name(&name), t, v]);
+    }
+    d.json = Json::Array(arr);
+    emit(s, a, d);
+    Ok(Flow::Continue)
+}
+
+/// Binds the symbols of the declared input shapes from the given values.
+/// Symbols bound by an earlier run may change; those bound by `let` may not.
+fn bind_from_inputs(s: &mut Session) -> R<()> {
+    let decl = declared_inputs(s)?;
+    let given: Vec<(String, Option<TypeInfo>, Option<Vec<usize>>)> = decl
+        .into_iter()
+        .map(|(name, ty, _)| {
+            let shape = match s.inputs.get(&name) {
+                Some(Value::Tensor(t)) => Some(t.shape().to_vec()),
+                _ => None,
+            };
+            (name, ty, shape)
+        })
+        .collect();
+    let fixed: Bindings = s
+        .bindings
+        .iter()
+        .filter(|(k, _)| !s.auto_bound.contains(*k))
+        .map(|(k, v)| (k.clone(), *v))
+        .collect();
+    let found = shape::bind_symbols(&given, &fixed).map_err(CmdError)?;
+    for (sym, v) in found {
+        if !fixed.contains_key(&sym) {
+            s.bindings.insert(sym.clone(), v);
+            s.auto_bound.insert(sym);
+        }
+    }
+    Ok(())
+}
+
+fn plan(s: &mut Session) -> R<Arc<Plan>> {
+    if let Some(p) = &s.plan {
+        return Ok(p.clone());
+    }
+    let m = s.model()?;
+    let p = Arc::new(Plan::new(m).map_err(|e| CmdError(e.0))?);
+    s.plan = Some(p.clone());
+    Ok(p)
+}
+
+fn assignments(s: &mut Session, a: &Args) -> R<()> {
+    for tok in lex::tokens(&a.rest) {
+        let (name, expr) = split_assignment(&tok)
+            .ok_or_else(|| CmdError(format!("expected NAME=TENSOR, got '{tok}'")))?;
+        set_input(s, &name, &expr)?;
+    }
+    Ok(())
+}
+
+fn feed(s: &Session, p: &Plan) -> R<HashMap<String, Value>> {
+    let missing: Vec<String> = p
+        .required_inputs()
+        .iter()
+        .filter(|d| !s.inputs.contains_key(&d.name))
+        .map(|d| quote_name(&d.name))
+        .collect();
+    if !missing.is_empty() {
+        return Err(CmdError(format!(
+            "input{} {} not set (use 'set NAME = TENSOR' or 'run NAME=TENSOR')",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", ")
+        )));
+    }
+    Ok(s.inputs.clone().into_iter().collect())
+}
+
+fn with_pool<T: Send>(s: &Session, f: impl FnOnce() -> T + Send) -> T {
+    match &s.pool {
+        Some(p) => p.install(f),
+        None => f(),
+    }
+}
+
+fn cmd_run(s: &mut Session, a: &Args) -> R<Flow> {
+    s.model()?;
+    assignments(s, a)?;
+    let p = plan(s)?;
+    let inputs = feed(s, &p)?;
+    bind_from_inputs(s)?;
+    let release = if a.has("release") {
+        true
+    } else if a.has("no-release") {
+        false
+    } else {
+        s.config.release
+    };
+    let opts = RunOptions {
+        events: s.config.events,
+        release,
+        max_values: s.config.max_values,
+    };
+    let res = with_pool(s, || p.run(inputs, &opts)).map_err(|e| CmdError(e.0))?;
+    let prec = s.config.precision;
+    let mut text = Vec::new();
+    for (name, v) in &res.outputs {
+        text.push(format!("{} =\n{}", quote_name(name), render_value(v, prec)));
+    }
+    s.last_run = Some(res);
+    s.say(text.join("\n"));
+    Ok(Flow::Continue)
+}
+
+fn render_value(v: &Value, prec: usize) -> String {
+    match v {
+        Value::Tensor(t) => format!(
+            "{}  # {} {}",
+            render_tensor(t, prec),
+            t.dtype(),
+            tuple(t.shape())
+        ),
+        Value::Sequence { items, elem_type } => {
+            let mut out = format!("sequence of {} {elem_type} tensors", items.len());
+            for (i, t) in items.iter().enumerate() {
+                out.push_str(&format!("\n[{i}] {}", render_tensor(t, prec)));
+            }
+            out
+        }
+        Value::Optional(None) => "None  # empty optional".into(),
+        Value::Optional(Some(v)) => render_value(v, prec),
+    }
+}
+
+fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
+    if a.rest.trim().is_empty() {
+        return Err("usage: print NAME".into());
+    }
+    let name = unquote_name(&a.rest).map_err(CmdError)?;
+    let found = s
+        .last_run
+        .as_ref()
+        .and_then(|r| {
+            r.outputs
+                .iter()
+                .find(|(n, _)| n == &name)
+                .map(|(_, v)| v)
+                .or_else(|| r.held.get(&name))
+        })
+        .cloned()
+        .or_else(|| s.inputs.get(&name).cloned())
+        .or_else(|| {
+            let g = s.model.as_ref()?.graph.as_ref()?;
+            let t = g.initializer.iter().find(|t| t.name() == name)?;
+            crate::tensor::from_proto(t).ok().map(Value::Tensor)
+        });
+    match found {
+        Some(v) => {
+            let prec = s.config.precision;
+            s.say(format!(
+                "{} =\n{}",
+                quote_name(&name),
+                render_value(&v, prec)
+            ));
+            Ok(Flow::Continue)
+        }
+        None => {
+            let released = s.last_run.as_ref().is_some_and(|r| {
+                r.events
+                    .iter()
+                    .any(|e| e.action == EventAction::Remove && e.name == name)
+            });
+            Err(CmdError(if released {
+                format!(
+                    "'{name}' was released during the last run (run with --no-release to keep it)"
+                )
+            } else {
+                format!("no value named '{name}' (not an input, output, initializer, or value held after the run)")
+            }))
+        }
+    }
+}
+
+fn cmd_bench(s: &mut Session, a: &Args) -> R<Flow> {
+    s.model()?;
+    assignments(s, a)?;
+    let runs = a.usize_flag("runs", 10)?;
+    let warmup = a.usize_flag("warmup", 1)?;
+    if runs == 0 {
+        return Err("--runs must be at least 1".into());
+    }
+    let p = plan(s)?;
+    let inputs = feed(s, &p)?;
+    bind_from_inputs(s)?;
+    let opts = RunOptions {
+        events: false,
+        release: true,
+        max_values: 0,
+    };
+    let mut times = Vec::with_capacity(runs);
+    let r: R<()> = with_pool(s, || {
+        for i in 0..warmup + runs {
+            let t0 = Instant::now();
+            p.run(inputs.clone(), &opts).map_err(|e| CmdError(e.0))?;
+            if i >= warmup {
+                times.push(t0.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        Ok(())
+    });
+    r?;
+    times.sort_by(|x, y| x.total_cmp(y));
+    let median = if times.len() % 2 == 1 {
+        times[times.len() / 2]
+    } else {
+        (times[times.len() / 2 - 1] + times[times.len() / 2]) / 2.0
+    };
+    let (min, max) = (times[0], times[times.len() - 1]);
+    let mut d = Data::new(
+        &["runs", "min_ms", "median_ms", "max_ms"],
+        json!({"runs": runs, "min_ms": min, "median_ms": median, "max_ms": max}),
+    );
+    d.rows.push(vec![
+        runs.to_string(),
+        format!("{min:.3}"),
+        format!("{median:.3}"),
+        format!("{max:.3}"),
+    ]);
+    emit(s, a, d);
+    Ok(Flow::Continue)
+}
+
+// ------------------------------------------------------------------ events
+
+fn list_filter<T>(
+    v: Option<&str>,
+    parse: fn(&str) -> Option<T>,
+    what: &str,
+    all: &str,
+) -> R<Option<Vec<T>>> {
+    match v {
+        None => Ok(None),
+        Some(v) => v
+            .split(',')
+            .map(|x| {
+                parse(x.trim()).ok_or_else(|| CmdError(format!("unknown {what} '{x}' ({all})")))
+            })
+            .collect::<R<Vec<T>>>()
+            .map(Some),
+    }
+}
+
+fn last_run(s: &Session) -> R<&crate::runtime::RunResult> {
+    s.last_run
+        .as_ref()
+        .ok_or_else(|| CmdError("no run yet: use 'run' first".into()))
+}
+
+fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
+    no_args("events", a)?;
+    let actions = list_filter(
+        a.value("action"),
+        EventAction::from_name,
+        "action",
+        "add, replace, remove, run_node",
+    )?;
+    let kinds = list_filter(
+        a.value("kind"),
+        EventKind::from_name,
+        "kind",
+        "input, initializer, intermediate, output, node",
+    )?;
+    let name = a
+        .value("name")
+        .map(|n| unquote_name(n).unwrap_or_else(|_| n.to_string()));
+    let run = last_run(s)?;
+    if run.events.is_empty() && !s.config.events {
+        return Err("the last run recorded no events ('config events on' to record them)".into());
+    }
+    let evs: Vec<&crate::runtime::Event> = run
+        .events
+        .iter()
+        .filter(|e| actions.as_ref().is_none_or(|a| a.contains(&e.action)))
+        .filter(|e| kinds.as_ref().is_none_or(|k| k.contains(&e.kind)))
+        .filter(|e| name.as_ref().is_none_or(|n| &e.name == n))
+        .collect();
+    let headers = [
+        "index",
+        "action",
+        "kind",
+        "name",
+        "data_type",
+        "shape",
+        "value_count",
+        "values",
+        "string_values",
+        "truncated",
+        "node",
+        "elapsed_us",
+        "depth",
+        "scope",
+    ];
+    let mut d = Data::new(&headers, Json::Null);
+    let mut arr = Vec::with_capacity(evs.len());
+    let prec = s.config.precision;
+    for e in &evs {
+        let node_json = e.node.as_ref().map(
+            |n| json!({"index": n.index, "op_type": n.op_type, "domain": n.domain, "name": n.name}),
+        );
+        arr.push(json!({
+            "index": e.index,
+            "action": e.action.name(),
+            "kind": e.kind.name(),
+            "name": e.name,
+            "data_type": e.data_type,
+            "shape": e.shape,
+            "value_count": e.value_count,
+            "values": event_values_json(e),
+            "string_values": e.string_values,
+            "truncated": e.truncated,
+            "node": node_json.clone().unwrap_or(Json::Null),
+            "elapsed_us": e.elapsed_us,
+            "depth": e.depth,
+            "scope": e.scope,
+        }));
+        let vals = if e.string_values.is_empty() {
+            let v: Vec<String> = e
+                .values
+                .iter()
+                .map(|&x| crate::tensor::format_scalar(x, prec))
+                .collect();
+            if v.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "[{}]{}",
+                    v.join(", "),
+                    if e.truncated { " ..." } else { "" }
+                )
+            }
+        } else {
+            format!("{:?}", e.string_values)
+        };
+        let node_txt = e
+            .node
+            .as_ref()
+            .map(|n| {
+                let op = if n.domain.is_empty() {
+                    n.op_type.clone()
+                } else {
+                    format!("{}.{}", n.domain, n.op_type)
+                };
+                format!("#{} {op}", n.index)
+            })
+            .unwrap_or_default();
+        d.rows.push(vec![
+            e.index.to_string(),
+            e.action.name().into(),
+            e.kind.name().into(),
+            e.name.clone(),
+            e.data_type.to_string(),
+            format!("{:?}", e.shape),
+            e.value_count.to_string(),
+            vals,
+            String::new(),
+            e.truncated.to_string(),
+            node_txt,
+            e.elapsed_us.map(|u| u.to_string()).unwrap_or_default(),
+            e.depth.to_string(),
+            e.scope.clone(),
+        ]);
+    }
+    d.json = Json::Array(arr);
+    if a.format == Format::Table {
+        // the table view drops the columns that are empty for every row
+        let keep: Vec<usize> = (0..headers.len())
+            .filter(|&i| {
+                matches!(headers[i], "index" | "action" | "kind" | "name" | "shape")
+                    || d.rows.iter().any(|r| {
+                        !r[i].is_empty()
+                            && r[i] != "false"
+                            && !(headers[i] == "depth" && r[i] == "0")
+                    })
+            })
+            .collect();
+        let h: Vec<String> = keep.iter().map(|&i| headers[i].to_string()).collect();
+        let rows: Vec<Vec<String>> = d
+            .rows
+            .iter()
+            .map(|r| keep.iter().map(|&i| r[i].clone()).collect())
+            .collect();
+        let mut t = super::render::table(&h, &rows);
+        t.push_str(&format!(
+            "\n{} event{}",
+            rows.len(),
+            if rows.len() == 1 { "" } else { "s" }
+        ));
+        s.say(t);
+        return Ok(Flow::Continue);
+    }
+    if a.format == Format::Csv {
+        for (r, e) in d.rows.iter_mut().zip(&evs) {
+            r[7] = e
+                .values
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(" ");
+            r[8] = e.string_values.join(" ");
+            r[10] = e
+                .node
+                .as_ref()
+                .map(|n| format!("{}:{}:{}:{}", n.index, n.domain, n.op_type, n.name))
+                .unwrap_or_default();
+        }
+    }
+    emit(s, a, d);
+    Ok(Flow::Continue)
+}
+
+/// Event values as JSON numbers: integers for integer and bool tensors.
+fn event_values_json(e: &crate::runtime::Event) -> Vec<Json> {
+    let int = DataType::from_code(e.data_type).is_some_and(|t| t.is_int() || t == DataType::Bool);
+    e.values
+        .iter()
+        .map(|&v| {
+            if int && v.fract() == 0.0 && v.abs() < 9.007e15 {
+                json!(v as i64)
+            } else {
+                json_number(v)
+            }
+        })
+        .collect()
+}
+
+fn cmd_check(s: &mut Session, a: &Args) -> R<Flow> {
+    no_args("check", a)?;
+    ensure_report(s)?;
+    let run = last_run(s)?;
+    // every value a node produced, with its runtime shape, in run order
+    let mut produced: Vec<(String, Vec<usize>)> = Vec::new();
+    if !run.events.is_empty() {
+        for e in &run.events {
+            if matches!(e.action, EventAction::Add | EventAction::Replace)
+                && matches!(e.kind, EventKind::Intermediate | EventKind::Output)
+                && e.depth == 0
+            {
+                produced.retain(|(n, _)| n != &e.name);
+                produced.push((e.name.clone(), e.shape.clone()));
+            }
+        }
+    } else {
+        let m = s.model()?;
+        if let Some(g) = &m.graph {
+            for n in &g.node {
+                for o in &n.output {
+                    let v = run
+                        .outputs
+                        .iter()
+                        .find(|(k, _)| k == o)
+                        .map(|(_, v)| v)
+                        .or_else(|| run.held.get(o));
+                    if let Some(Value::Tensor(t)) = v {
+                        produced.push((o.clone(), t.shape().to_vec()));
+                    }
+                }
+            }
+        }
+    }
+    let r = s.report.as_ref().ok_or("no inference report")?;
+    let mut d = Data::new(
+        &["name", "runtime", "inferred", "resolved", "status"],
+        Json::Null,
+    );
+    let mut arr = Vec::new();
+    let (mut ok, mut bad, mut unknown) = (0, 0, 0);
+    for row in shape::check_shapes(r, &s.bindings, &produced) {
+        match row.status {
+            shape::CheckStatus::Ok => ok += 1,
+            shape::CheckStatus::Mismatch => bad += 1,
+            shape::CheckStatus::Unknown => unknown += 1,
+        }
+        let dims = row.inferred.as_deref();
+        arr.push(json!({
+            "name": row.name,
+            "runtime": row.runtime,
+            "inferred": dims_json(dims),
+            "resolved": resolved_json(&row.resolved, dims),
+            "status": row.status.name(),
+        }));
+        d.rows.push(vec![
+            quote_name(&row.name),
+            tuple(&row.runtime),
+            shape_text(dims),
+            resolved_text(&row.resolved),
+            row.status.name().to_string(),
+        ]);
+    }
+    d.json = Json::Array(arr);
+    d.footer
+        .push(format!("{ok} OK, {bad} MISMATCH, {unknown} UNKNOWN"));
+    emit(s, a, d);
+    Ok(Flow::Continue)
+}
+
+// ------------------------------------------------------------------ session
+
+fn on_off(v: &str) -> R<bool> {
+    match v {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        other => Err(CmdError(format!("expected on or off, got '{other}'"))),
+    }
+}
+
+fn cmd_config(s: &mut Session, a: &Args) -> R<Flow> {
+    let toks = lex::tokens(&a.rest);
+    let c = &s.config;
+    let show = |key: &str, c: &super::Config| -> Option<String> {
+        Some(match key {
+            "events" => if c.events { "on" } else { "off" }.into(),
+            "release" => if c.release { "on" } else { "off" }.into(),
+            "max-values" => c.max_values.to_string(),
+            "precision" => c.precision.to_string(),
+            "seed" => c.seed.to_string(),
+            "threads" => c
+                .threads
+                .map(|t| t.to_string())
+                .unwrap_or_else(|| format!("{} (all cores)", rayon::current_num_threads())),
+            _ => return None,
+        })
+    };
+    const KEYS: [&str; 6] = [
+        "events",
+        "release",
+        "max-values",
+        "precision",
+        "seed",
+        "threads",
+    ];
+    match toks.as_slice() {
+        [] => {
+            let lines: Vec<String> = KEYS
+                .iter()
+                .map(|k| format!("{k:<11} {}", show(k, c).unwrap_or_default()))
+                .collect();
+            s.say(lines.join("\n"));
+        }
+        [key] => {
+            let v = show(key, c)
+                .ok_or_else(|| CmdError(format!("unknown option '{key}' ({})", KEYS.join(", "))))?;
+            s.say(format!("{key} {v}"));
+        }
+        [key, value] => {
+            let num = |v: &str| -> R<usize> {
+                v.parse().map_err(|_| {
+                    CmdError(format!("{key} expects a non-negative integer, got '{v}'"))
+                })
+            };
+            match key.as_str() {
+                "events" => s.config.events = on_off(value)?,
+                "release" => s.config.release = on_off(value)?,
+                "max-values" => s.config.max_values = num(value)?,
+                "precision" => {
+                    let p = num(value)?;
+                    if p > 17 {
+                        return Err("precision is at most 17".into());
+                    }
+                    s.config.precision = p;
+                }
+                "seed" => {
+                    let v: u64 = value
+                        .parse()
+                        .map_err(|_| CmdError(format!("seed expects an integer, got '{value}'")))?;
+                    s.config.seed = v;
+                    s.rng = Rng::new(v);
+                }
+                "threads" => {
+                    let n = num(value)?;
+                    if n == 0 || n > 1024 {
+                        return Err("threads must be between 1 and 1024".into());
+                    }
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(n)
+                        .build()
+                        .map_err(|e| CmdError(format!("cannot start {n} threads: {e}")))?;
+                    s.pool = Some(Arc::new(pool));
+                    s.config.threads = Some(n);
+                }
+                other => {
+                    return Err(CmdError(format!(
+                        "unknown option '{other}' ({})",
+                        KEYS.join(", ")
+                    )))
+                }
+            }
+            let v = show(key, &s.config).unwrap_or_default();
+            s.say(format!("{key} {v}"));
+        }
+        _ => return Err("usage: config [KEY [VALUE]]".into()),
+    }
+    Ok(Flow::Continue)
+}
+
+fn cmd_source(s: &mut Session, a: &Args) -> R<Flow> {
+    let p = one_path("source", a)?;
+    if s.source_depth >= 16 {
+        return Err(CmdError(format!(
+            "{p}: 'source' nested more than 16 deep (does a script source itself?)"
+        )));
+    }
+    let text = super::read_script(Path::new(&p))?;
+    let saved = std::mem::take(&mut s.out);
+    s.source_depth += 1;
+    let mut collected = saved;
+    let mut errs = String::new();
+    let (end, _) = {
+        let mut print = |o: &str| {
+            if !collected.is_empty() && !collected.ends_with('\n') {
+                collected.push('\n');
+            }
+            collected.push_str(o);
+        };
+        let mut eprint = |o: &str| {
+            errs.push_str(o);
+            errs.push('\n');
+        };
+        super::run_script(s, &p, &text, false, &mut print, &mut eprint)
+    };
+    s.source_depth -= 1;
+    s.out = collected;
+    match end {
+        super::ScriptEnd::Failed(msg) => Err(CmdError(msg)),
+        super::ScriptEnd::Quit => Ok(Flow::Quit),
+        super::ScriptEnd::Done => Ok(Flow::Continue),
+    }
+}
+
+fn cmd_help(s: &mut Session, a: &Args) -> R<Flow> {
+    let topic = a.rest.trim();
+    if topic.is_empty() {
+        let w = COMMANDS.iter().map(|c| c.usage.len()).max().unwrap_or(0);
+        let mut lines = vec!["commands:".to_string()];
+        for c in COMMANDS {
+            let first = c
+                .help
+                .split(". ")
+                .next()
+                .unwrap_or(c.help)
+                .trim_end_matches('.');
+            lines.push(format!("  {:<w$}  {first}", c.usage));
+        }
+        lines.push(String::new());
+        lines.push("'help COMMAND' for details; data commands take --format table|json|csv and --out FILE.".into());
+        s.say(lines.join("\n"));
+        return Ok(Flow::Continue);
+    }
+    let c = find(topic).ok_or_else(|| {
+        CmdError(match suggest(topic) {
+            Some(x) => format!("unknown command '{topic}'; did you mean '{x}'?"),
+            None => format!("unknown command '{topic}'"),
+        })
+    })?;
+    let mut lines = vec![
+        format!("usage: {}", c.usage),
+        String::new(),
+        c.help.to_string(),
+    ];
+    if !c.aliases.is_empty() {
+        lines.push(format!("aliases: {}", c.aliases.join(", ")));
+    }
+    if !c.flags.is_empty() {
+        lines.push(String::new());
+        lines.push("flags:".into());
+        for f in c.flags {
+            let head = match f.value {
+                Some(v) => format!("--{} {v}", f.name),
+                None => format!("--{}", f.name),
+            };
+            lines.push(format!("  {head:<28} {}", f.help));
+        }
+    }
+    s.say(lines.join("\n"));
+    Ok(Flow::Continue)
+}
+
+fn cmd_quit(_: &mut Session, _: &Args) -> R<Flow> {
+    Ok(Flow::Quit)
+}

@@ -1,0 +1,661 @@
+//! The tensor-expression language of `set` and `run` (SPEC §4): literals,
+//! constructors (`arange`, `zeros`, `rand`, `npy("f.npy")`...), and methods
+//! (`.reshape`, `.astype`, `.T`, `.transpose`). Dimensions may be symbolic
+//! expressions evaluated with the session's bindings.
+
+use super::lex::split_top;
+use crate::expr::{Bindings, Expr};
+use crate::tensor::{self, DataType, Tensor, Value};
+use ndarray::IxDyn;
+use std::path::Path;
+
+/// A seeded random generator (xorshift64*), so `config seed N` reproduces.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Standard normal (Box–Muller).
+    pub fn normal(&mut self) -> f64 {
+        let u1 = self.uniform().max(f64::MIN_POSITIVE);
+        let u2 = self.uniform();
+        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+    }
+}
+
+/// What expressions are evaluated with.
+pub struct Env<'a> {
+    pub bindings: &'a Bindings,
+    pub rng: &'a mut Rng,
+    /// Folder relative paths in `npy(...)`/`pb(...)` resolve against.
+    pub base: &'a Path,
+}
+
+/// Largest tensor a constructor may build, in elements.
+const MAX_ELEMENTS: usize = 1 << 31;
+
+type R<T> = Result<T, String>;
+
+/// Evaluates a tensor expression.
+pub fn eval(text: &str, env: &mut Env) -> R<Value> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err("expected a tensor expression".into());
+    }
+    let (head, methods) = split_methods(text)?;
+    let mut v = primary(head.trim(), env)?;
+    for (name, args) in methods {
+        v = method(v, &name, args.as_deref(), env)?;
+    }
+    Ok(Value::Tensor(v))
+}
+
+/// Splits `head.m1(a).m2` into the head and the method calls.
+/// A method call: its name and its argument text (`None` without parentheses).
+type MethodCall = (String, Option<String>);
+
+fn split_methods(text: &str) -> R<(String, Vec<MethodCall>)> {
+    let parts = split_top(text, |c| c == '.');
+    // a '.' inside a number (2.5) is not a method: re-join numeric pieces
+    let mut joined: Vec<String> = Vec::new();
+    for p in parts {
+        let starts_digit = p.chars().next().is_some_and(|c| c.is_ascii_digit());
+        let prev_numeric = joined.last().is_some_and(|l: &String| {
+            let l = l.trim();
+            !l.is_empty()
+                && l.chars()
+                    .all(|c| c.is_ascii_digit() || c == '-' || c == '+' || c == 'e' || c == 'E')
+        });
+        if joined.is_empty()
+            || (prev_numeric && (starts_digit || p.is_empty() || p.starts_with('e')))
+        {
+            if let Some(l) = joined.last_mut().filter(|_| prev_numeric) {
+                l.push('.');
+                l.push_str(&p);
+                continue;
+            }
+            joined.push(p);
+        } else {
+            joined.push(p);
+        }
+    }
+    let mut it = joined.into_iter();
+    let head = it.next().unwrap_or_default();
+    let mut methods = Vec::new();
+    for m in it {
+        let m = m.trim();
+        match m.find('(') {
+            Some(i) => {
+                if !m.ends_with(')') {
+                    return Err(format!("malformed method call '.{m}'"));
+                }
+                methods.push((
+                    m[..i].trim().to_string(),
+                    Some(m[i + 1..m.len() - 1].to_string()),
+                ));
+            }
+            None => methods.push((m.to_string(), None)),
+        }
+    }
+    Ok((head, methods))
+}
+
+fn args_of(text: &str) -> Vec<String> {
+    if text.trim().is_empty() {
+        return vec![];
+    }
+    split_top(text, |c| c == ',')
+        .into_iter()
+        .map(|s| s.trim().to_string())
+        .collect()
+}
+
+fn dim(text: &str, env: &Env) -> R<i64> {
+    let e = Expr::parse(text).map_err(|e| format!("dimension '{text}': {e}"))?;
+    e.eval(env.bindings)
+        .map_err(|e| format!("dimension '{text}': {e}"))
+}
+
+/// Dimensions given either as `d1, d2, ...` or as one list `[d1, d2]`/`(d1, d2)`.
+fn dims(args: &[String], env: &Env, allow_neg1: bool) -> R<Vec<i64>> {
+    let list: Vec<String> = if args.len() == 1
+        && (args[0].starts_with('[') || args[0].starts_with('('))
+        && (args[0].ends_with(']') || args[0].ends_with(')'))
+    {
+        args_of(&args[0][1..args[0].len() - 1])
+    } else {
+        args.to_vec()
+    };
+    let mut out = Vec::with_capacity(list.len());
+    for a in list.iter().filter(|a| !a.is_empty()) {
+        let d = dim(a, env)?;
+        if d < 0 && !(allow_neg1 && d == -1) {
+            return Err(format!("dimension {a} = {d} is negative"));
+        }
+        out.push(d);
+    }
+    Ok(out)
+}
+
+fn shape_usize(d: &[i64]) -> R<Vec<usize>> {
+    let mut total: usize = 1;
+    for &x in d {
+        total = total
+            .checked_mul(x as usize)
+            .filter(|&t| t <= MAX_ELEMENTS)
+            .ok_or_else(|| format!("shape {d:?} is too large (limit {MAX_ELEMENTS} elements)"))?;
+    }
+    Ok(d.iter().map(|&x| x as usize).collect())
+}
+
+fn num(text: &str) -> R<f64> {
+    let t = text.trim();
+    match t {
+        "nan" => return Ok(f64::NAN),
+        "inf" => return Ok(f64::INFINITY),
+        "-inf" => return Ok(f64::NEG_INFINITY),
+        _ => {}
+    }
+    t.parse::<f64>()
+        .map_err(|_| format!("expected a number, got '{t}'"))
+}
+
+fn f64_tensor(shape: &[usize], v: Vec<f64>) -> R<Tensor> {
+    Tensor::from_vec(shape, v).map_err(|e| e.0)
+}
+
+fn primary(text: &str, env: &mut Env) -> R<Tensor> {
+    if text.starts_with('(')
+        && text.ends_with(')')
+        && split_top(&text[1..text.len() - 1], |c| c == ',').len() == 1
+    {
+        return match eval(&text[1..text.len() - 1], env)? {
+            Value::Tensor(t) => Ok(t),
+            _ => Err("expected a tensor".into()),
+        };
+    }
+    if text.starts_with('[') {
+        return literal(text);
+    }
+    if let Some(i) = text.find('(') {
+        if !text.ends_with(')') {
+            return Err(format!("expected ')' at the end of '{text}'"));
+        }
+        let name = text[..i].trim();
+        let args = args_of(&text[i + 1..text.len() - 1]);
+        return constructor(name, &args, env);
+    }
+    literal(text)
+}
+
+fn constructor(name: &str, args: &[String], env: &mut Env) -> R<Tensor> {
+    let want = |n: std::ops::RangeInclusive<usize>, usage: &str| -> R<()> {
+        if n.contains(&args.len()) {
+            Ok(())
+        } else {
+            Err(format!("usage: {usage}"))
+        }
+    };
+    match name {
+        "arange" => {
+            want(1..=3, "arange(stop) or arange(start, stop[, step])")?;
+            let vals: Vec<f64> = args
+                .iter()
+                .map(|a| num(a).or_else(|_| dim(a, env).map(|v| v as f64)))
+                .collect::<R<_>>()?;
+            let (start, stop, step) = match vals.len() {
+                1 => (0.0, vals[0], 1.0),
+                2 => (vals[0], vals[1], 1.0),
+                _ => (vals[0], vals[1], vals[2]),
+            };
+            if step == 0.0 {
+                return Err("arange step must not be 0".into());
+            }
+            let n = ((stop - start) / step).ceil().max(0.0);
+            if n > MAX_ELEMENTS as f64 {
+                return Err("arange is too large".into());
+            }
+            let v: Vec<f64> = (0..n as usize).map(|i| start + i as f64 * step).collect();
+            let all_int = args.iter().all(|a| !a.contains('.') && !a.contains('e'));
+            if all_int {
+                Tensor::from_vec(&[v.len()], v.into_iter().map(|x| x as i64).collect()).map_err(|e| e.0)
+            } else {
+                f64_tensor(&[v.len()], v)
+            }
+        }
+        "zeros" | "ones" | "rand" | "randn" => {
+            let sh = shape_usize(&dims(args, env, false)?)?;
+            let n: usize = sh.iter().product();
+            let v: Vec<f64> = match name {
+                "zeros" => vec![0.0; n],
+                "ones" => vec![1.0; n],
+                "rand" => (0..n).map(|_| env.rng.uniform()).collect(),
+                _ => (0..n).map(|_| env.rng.normal()).collect(),
+            };
+            f64_tensor(&sh, v)
+        }
+        "full" => {
+            want(2..=2, "full([d...], value)")?;
+            let sh = shape_usize(&dims(&args[..1], env, false)?)?;
+            let fill = literal(&args[1])?;
+            if fill.len() != 1 {
+                return Err("full: the value must be a scalar".into());
+            }
+            if sh.is_empty() {
+                return fill.reshape(&[]).map_err(|e| e.0);
+            }
+            let flat = fill.reshape(&[1]).map_err(|e| e.0)?;
+            Ok(crate::map_array!(&flat, a => a
+                .broadcast(IxDyn(&sh))
+                .ok_or("full: cannot broadcast the value")?
+                .to_owned()))
+        }
+        "eye" => {
+            want(1..=1, "eye(n)")?;
+            let n = shape_usize(&[dim(&args[0], env)?])?[0];
+            shape_usize(&[n as i64, n as i64])?;
+            let mut v = vec![0.0; n * n];
+            for i in 0..n {
+                v[i * n + i] = 1.0;
+            }
+            f64_tensor(&[n, n], v)
+        }
+        "linspace" => {
+            want(3..=3, "linspace(a, b, n)")?;
+            let a = num(&args[0])?;
+            let b = num(&args[1])?;
+            let n = shape_usize(&[dim(&args[2], env)?])?[0];
+            let v: Vec<f64> = (0..n)
+                .map(|i| {
+                    if n == 1 {
+                        a
+                    } else {
+                        a + (b - a) * i as f64 / (n - 1) as f64
+                    }
+                })
+                .collect();
+            f64_tensor(&[n], v)
+        }
+        "npy" | "pb" => {
+            want(1..=1, &format!("{name}(\"file\")"))?;
+            let lit = literal(&args[0])?;
+            let Some(path) = lit.string_values().and_then(|v| v.into_iter().next()) else {
+                return Err(format!("{name}: expected a file name in quotes"));
+            };
+            let p = env.base.join(&path);
+            let bytes = std::fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            if name == "npy" {
+                read_npy(&bytes).map_err(|e| format!("{}: {e}", p.display()))
+            } else {
+                match tensor::value_from_pb_bytes(&bytes, tensor::PbKind::Tensor) {
+                    Ok(Value::Tensor(t)) => Ok(t),
+                    Ok(_) => Err(format!("{}: not a tensor", p.display())),
+                    Err(e) => Err(format!("{}: {e}", p.display())),
+                }
+            }
+        }
+        "" => Err("expected a tensor expression".into()),
+        other => Err(format!(
+            "unknown function '{other}' (arange, zeros, ones, full, eye, linspace, rand, randn, npy, pb)"
+        )),
+    }
+}
+
+fn method(t: Tensor, name: &str, args: Option<&str>, env: &mut Env) -> R<Tensor> {
+    let args = args.map(args_of).unwrap_or_default();
+    match name {
+        "reshape" => {
+            let d = dims(&args, env, true)?;
+            if d.iter().filter(|&&x| x == -1).count() > 1 {
+                return Err("reshape: only one -1 is allowed".into());
+            }
+            let known: i64 = d.iter().filter(|&&x| x != -1).product();
+            let total = t.len() as i64;
+            let sh: Vec<i64> = d
+                .iter()
+                .map(|&x| {
+                    if x == -1 {
+                        if known == 0 {
+                            0
+                        } else {
+                            total / known
+                        }
+                    } else {
+                        x
+                    }
+                })
+                .collect();
+            let sh = shape_usize(&sh)?;
+            t.reshape(&sh).map_err(|e| e.0)
+        }
+        "astype" => {
+            if args.len() != 1 {
+                return Err("usage: .astype(DTYPE)".into());
+            }
+            let dt = DataType::from_name(args[0].trim_matches(|c| c == '"' || c == '\''))
+                .ok_or_else(|| format!("unknown dtype '{}'", args[0]))?;
+            t.cast_to(dt).map_err(|e| e.0)
+        }
+        "T" | "transpose" => {
+            let r = t.rank();
+            let perm: Vec<usize> = if name == "T" || args.is_empty() {
+                (0..r).rev().collect()
+            } else {
+                let p = dims(&args, env, false)?;
+                let mut seen = vec![false; r];
+                if p.len() != r
+                    || p.iter()
+                        .any(|&a| a as usize >= r || std::mem::replace(&mut seen[a as usize], true))
+                {
+                    return Err(format!("transpose: {p:?} is not a permutation of {r} axes"));
+                }
+                p.into_iter().map(|a| a as usize).collect()
+            };
+            Ok(crate::map_array!(&t, a => a
+                .view()
+                .permuted_axes(IxDyn(&perm))
+                .as_standard_layout()
+                .into_owned()))
+        }
+        other => Err(format!(
+            "unknown method '.{other}' (reshape, astype, T, transpose)"
+        )),
+    }
+}
+
+#[derive(Debug)]
+enum Lit {
+    Num(f64, bool), // value, is_float
+    Bool(bool),
+    Str(String),
+    List(Vec<Lit>),
+}
+
+/// Parses a literal: a number, `true`/`false`, a string, or nested lists.
+fn literal(text: &str) -> R<Tensor> {
+    let lit = parse_lit(text.trim())?;
+    let mut shape = Vec::new();
+    let mut cur = &lit;
+    while let Lit::List(items) = cur {
+        shape.push(items.len());
+        match items.first() {
+            Some(first) => cur = first,
+            None => break,
+        }
+    }
+    let mut flat = Vec::new();
+    flatten(&lit, &shape, 0, &mut flat)?;
+    let any_str = flat.iter().any(|l| matches!(l, Lit::Str(_)));
+    let all_bool = !flat.is_empty() && flat.iter().all(|l| matches!(l, Lit::Bool(_)));
+    let any_float = flat.iter().any(|l| matches!(l, Lit::Num(_, true)));
+    if any_str {
+        let v: Vec<String> = flat
+            .into_iter()
+            .map(|l| match l {
+                Lit::Str(s) => Ok(s.clone()),
+                _ => Err("a list mixes strings and numbers".to_string()),
+            })
+            .collect::<R<_>>()?;
+        return Tensor::from_vec(&shape, v).map_err(|e| e.0);
+    }
+    if all_bool {
+        let v = flat
+            .into_iter()
+            .map(|l| matches!(l, Lit::Bool(true)))
+            .collect();
+        return Tensor::from_vec(&shape, v).map_err(|e| e.0);
+    }
+    let v: Vec<f64> = flat
+        .into_iter()
+        .map(|l| match l {
+            Lit::Num(x, _) => *x,
+            Lit::Bool(b) => *b as i64 as f64,
+            _ => 0.0,
+        })
+        .collect();
+    if any_float {
+        f64_tensor(&shape, v)
+    } else {
+        Tensor::from_vec(&shape, v.into_iter().map(|x| x as i64).collect()).map_err(|e| e.0)
+    }
+}
+
+fn flatten<'a>(l: &'a Lit, shape: &[usize], depth: usize, out: &mut Vec<&'a Lit>) -> R<()> {
+    match l {
+        Lit::List(items) => {
+            if depth >= shape.len() || items.len() != shape[depth] {
+                return Err("the nested lists are not rectangular".into());
+            }
+            for it in items {
+                flatten(it, shape, depth + 1, out)?;
+            }
+        }
+        other => {
+            if depth != shape.len() {
+                return Err("the nested lists are not rectangular".into());
+            }
+            out.push(other);
+        }
+    }
+    Ok(())
+}
+
+fn parse_lit(t: &str) -> R<Lit> {
+    if t.starts_with('[') {
+        if !t.ends_with(']') {
+            return Err(format!("expected ']' at the end of '{t}'"));
+        }
+        let inner = &t[1..t.len() - 1];
+        if inner.trim().is_empty() {
+            return Ok(Lit::List(vec![]));
+        }
+        let items = split_top(inner, |c| c == ',')
+            .into_iter()
+            .map(|s| parse_lit(s.trim()))
+            .collect::<R<Vec<_>>>()?;
+        return Ok(Lit::List(items));
+    }
+    if (t.starts_with('"') && t.ends_with('"') || t.starts_with('\'') && t.ends_with('\''))
+        && t.len() >= 2
+    {
+        return Ok(Lit::Str(t[1..t.len() - 1].replace("\\\"", "\"")));
+    }
+    match t {
+        "true" | "True" => return Ok(Lit::Bool(true)),
+        "false" | "False" => return Ok(Lit::Bool(false)),
+        "" => return Err("expected a value".into()),
+        _ => {}
+    }
+    if let Ok(i) = t.parse::<i64>() {
+        return Ok(Lit::Num(i as f64, false));
+    }
+    num(t).map(|x| Lit::Num(x, true)).map_err(|_| {
+        format!("cannot read '{t}' as a tensor (a number, a list, a string or a function call)")
+    })
+}
+
+/// Reads a `.npy` file (format versions 1–3, C or Fortran order).
+pub fn read_npy(bytes: &[u8]) -> R<Tensor> {
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Err("not a .npy file".into());
+    }
+    let major = bytes[6];
+    let (hlen, start): (usize, usize) = if major == 1 {
+        (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10)
+    } else {
+        if bytes.len() < 12 {
+            return Err("truncated .npy header".into());
+        }
+        (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        )
+    };
+    let end = start
+        .checked_add(hlen)
+        .filter(|&e| e <= bytes.len())
+        .ok_or("truncated .npy header")?;
+    let header = String::from_utf8_lossy(&bytes[start..end]).to_string();
+    let field = |key: &str| -> Option<String> {
+        let i = header.find(&format!("'{key}'"))?;
+        let rest = &header[i + key.len() + 2..];
+        let rest = rest.trim_start().strip_prefix(':')?.trim_start();
+        if let Some(r) = rest.strip_prefix('\'') {
+            Some(r[..r.find('\'')?].to_string())
+        } else if rest.starts_with('(') {
+            Some(rest[1..rest.find(')')?].to_string())
+        } else {
+            Some(rest.split([',', '}']).next()?.trim().to_string())
+        }
+    };
+    let descr = field("descr").ok_or("no 'descr' in the .npy header")?;
+    let fortran = field("fortran_order").is_some_and(|v| v == "True");
+    let shape: Vec<usize> = field("shape")
+        .ok_or("no 'shape' in the .npy header")?
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| {
+            s.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("bad shape entry '{s}'"))
+        })
+        .collect::<R<_>>()?;
+    let n = shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .ok_or("absurd shape")?;
+    let data = &bytes[end..];
+    if descr.starts_with('>') {
+        return Err(format!("big-endian .npy data ({descr}) is not supported"));
+    }
+    let code = descr.trim_start_matches(['<', '|', '=']);
+    let dt = match code {
+        "f4" => DataType::Float,
+        "f8" => DataType::Double,
+        "f2" => DataType::Float16,
+        "i1" => DataType::Int8,
+        "i2" => DataType::Int16,
+        "i4" => DataType::Int32,
+        "i8" => DataType::Int64,
+        "u1" => DataType::Uint8,
+        "u2" => DataType::Uint16,
+        "u4" => DataType::Uint32,
+        "u8" => DataType::Uint64,
+        "b1" => DataType::Bool,
+        other => return Err(format!(".npy dtype '{other}' is not supported")),
+    };
+    let size = dt.byte_size().unwrap_or(1);
+    if data.len() < n * size {
+        return Err(format!(
+            ".npy data holds {} bytes, shape {shape:?} needs {}",
+            data.len(),
+            n * size
+        ));
+    }
+    let proto = tensor::to_proto(&Tensor::zeros(dt, &[0]).map_err(|e| e.0)?, "");
+    let p = crate::proto::TensorProto {
+        dims: if fortran {
+            shape.iter().rev().map(|&d| d as i64).collect()
+        } else {
+            shape.iter().map(|&d| d as i64).collect()
+        },
+        raw_data: Some(data[..n * size].to_vec()),
+        ..proto
+    };
+    let t = tensor::from_proto(&p).map_err(|e| e.0)?;
+    if fortran {
+        let r = t.rank();
+        let perm: Vec<usize> = (0..r).rev().collect();
+        return Ok(crate::map_array!(&t, a => a
+            .view()
+            .permuted_axes(IxDyn(&perm))
+            .as_standard_layout()
+            .into_owned()));
+    }
+    Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(s: &str) -> R<Tensor> {
+        let b = Bindings::from([("N".to_string(), 2)]);
+        let mut rng = Rng::new(0);
+        let mut env = Env {
+            bindings: &b,
+            rng: &mut rng,
+            base: Path::new("."),
+        };
+        eval(s, &mut env).map(|v| v.into_tensor().unwrap())
+    }
+
+    #[test]
+    fn seed_input() {
+        let t = ev("arange(8).reshape(2,4)").unwrap();
+        assert_eq!(t.shape(), &[2, 4]);
+        assert_eq!(t.dtype(), DataType::Int64);
+        assert_eq!(t.to_i64_vec().unwrap(), (0..8).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn literals_and_methods() {
+        assert_eq!(ev("2.5").unwrap().to_f64_vec().unwrap(), vec![2.5]);
+        assert_eq!(ev("[[1.0, 2.0], [3.0, 4.0]]").unwrap().shape(), &[2, 2]);
+        assert_eq!(ev("[\"a\", \"b\"]").unwrap().dtype(), DataType::String);
+        assert_eq!(ev("true").unwrap().dtype(), DataType::Bool);
+        assert_eq!(ev("rand(N, 4)").unwrap().shape(), &[2, 4]);
+        assert_eq!(ev("zeros(2,3).T").unwrap().shape(), &[3, 2]);
+        assert_eq!(
+            ev("ones(2,3,4).transpose(2,0,1)").unwrap().shape(),
+            &[4, 2, 3]
+        );
+        assert_eq!(
+            ev("arange(6).astype(float)").unwrap().dtype(),
+            DataType::Float
+        );
+        assert_eq!(
+            ev("full([2, N], 7)").unwrap().to_i64_vec().unwrap(),
+            vec![7; 4]
+        );
+        assert_eq!(ev("arange(12).reshape(-1, 3)").unwrap().shape(), &[4, 3]);
+        assert_eq!(
+            ev("linspace(0, 1, 3)").unwrap().to_f64_vec().unwrap(),
+            vec![0.0, 0.5, 1.0]
+        );
+        assert_eq!(
+            ev("eye(2)").unwrap().to_f64_vec().unwrap(),
+            vec![1.0, 0.0, 0.0, 1.0]
+        );
+    }
+
+    #[test]
+    fn errors_are_clear() {
+        assert!(ev("[[1, 2], [3]]").unwrap_err().contains("rectangular"));
+        assert!(ev("rand(M)").unwrap_err().contains("M"));
+        assert!(ev("zeros(100000, 100000, 100000)")
+            .unwrap_err()
+            .contains("too large"));
+        assert!(ev("arange(8).reshape(3, 3)").is_err());
+        assert!(ev("foo(1)").unwrap_err().contains("unknown function"));
+        assert!(ev("[1, 2").is_err());
+        assert!(ev("npy(\"/nonexistent/x.npy\")").is_err());
+    }
+}

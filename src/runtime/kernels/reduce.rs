@@ -1,0 +1,335 @@
+//! Reductions: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd,
+//! ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare,
+//! ArgMax, ArgMin.
+
+use super::elementwise::Num;
+use super::manip::opt_ints_in;
+use super::{norm_axis, typed};
+use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::tensor::{Tensor, Value};
+use crate::{bail, dispatch_num};
+use ndarray::{ArrayD, IxDyn};
+
+/// Which reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Red {
+    Sum,
+    Mean,
+    Max,
+    Min,
+    Prod,
+    L1,
+    L2,
+    LogSum,
+    LogSumExp,
+    SumSquare,
+}
+
+/// The opset from which a reduction takes its axes as an input.
+fn axes_input_since(op: Red) -> i64 {
+    if op == Red::Sum {
+        13
+    } else {
+        18
+    }
+}
+
+/// The elements of `a` with the masked axes moved last: (flat values,
+/// number of groups, group length).
+fn grouped<T: Clone>(a: &ArrayD<T>, mask: &[bool]) -> (Vec<T>, usize, usize) {
+    let perm: Vec<usize> = (0..mask.len())
+        .filter(|&i| !mask[i])
+        .chain((0..mask.len()).filter(|&i| mask[i]))
+        .collect();
+    let v = a.view().permuted_axes(IxDyn(&perm));
+    let flat: Vec<T> = v.iter().cloned().collect();
+    let r: usize = (0..mask.len())
+        .filter(|&i| mask[i])
+        .map(|i| a.shape()[i])
+        .product();
+    let groups: usize = (0..mask.len())
+        .filter(|&i| !mask[i])
+        .map(|i| a.shape()[i])
+        .product();
+    (flat, groups, r)
+}
+
+fn reduce_f64(op: Red, g: &[f64]) -> f64 {
+    match op {
+        Red::Sum => g.iter().sum(),
+        Red::Mean => g.iter().sum::<f64>() / g.len() as f64,
+        Red::Max => g.iter().fold(f64::NEG_INFINITY, |m, &v| {
+            if v.is_nan() || m.is_nan() {
+                f64::NAN
+            } else {
+                m.max(v)
+            }
+        }),
+        Red::Min => g.iter().fold(f64::INFINITY, |m, &v| {
+            if v.is_nan() || m.is_nan() {
+                f64::NAN
+            } else {
+                m.min(v)
+            }
+        }),
+        Red::Prod => g.iter().product(),
+        Red::L1 => g.iter().map(|v| v.abs()).sum(),
+        Red::L2 => g.iter().map(|v| v * v).sum::<f64>().sqrt(),
+        Red::LogSum => g.iter().sum::<f64>().ln(),
+        Red::LogSumExp => {
+            let m = g.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v));
+            if m.is_infinite() {
+                g.iter().map(|v| v.exp()).sum::<f64>().ln()
+            } else {
+                m + g.iter().map(|v| (v - m).exp()).sum::<f64>().ln()
+            }
+        }
+        Red::SumSquare => g.iter().map(|v| v * v).sum(),
+    }
+}
+
+fn reduce_int<T: Num>(op: Red, g: &[T]) -> Result<T, KernelError> {
+    let abs = |v: T| if v < T::zero() { T::zero().sub(v) } else { v };
+    Ok(match op {
+        Red::Sum => g.iter().fold(T::zero(), |a, &v| a.add(v)),
+        Red::Max => g.iter().fold(
+            T::from_f64(f64::NEG_INFINITY),
+            |a, &v| if v > a { v } else { a },
+        ),
+        Red::Min => g.iter().fold(
+            T::from_f64(f64::INFINITY),
+            |a, &v| if v < a { v } else { a },
+        ),
+        Red::Prod => g.iter().fold(T::one(), |a, &v| a.mul(v)),
+        Red::L1 => g.iter().fold(T::zero(), |a, &v| a.add(abs(v))),
+        Red::SumSquare => g.iter().fold(T::zero(), |a, &v| a.add(v.mul(v))),
+        Red::Mean | Red::L2 | Red::LogSum | Red::LogSumExp => {
+            let f: Vec<f64> = g.iter().map(|v| v.to_f64()).collect();
+            let r = reduce_f64(op, &f);
+            T::from_f64(r)
+        }
+    })
+}
+
+fn reduce_typed<T: Num>(x: &Tensor, mask: &[bool], op: Red) -> Result<Vec<T>, KernelError> {
+    let a: &ArrayD<T> = typed(x, "data")?;
+    let (flat, groups, r) = grouped(a, mask);
+    let mut out = Vec::with_capacity(groups);
+    for g in 0..groups {
+        let chunk = &flat[g * r..(g + 1) * r];
+        out.push(if T::IS_FLOAT {
+            let f: Vec<f64> = chunk.iter().map(|v| v.to_f64()).collect();
+            T::from_f64(reduce_f64(op, &f))
+        } else {
+            reduce_int(op, chunk)?
+        });
+    }
+    Ok(out)
+}
+
+fn reduce_wrap<T: Num>(
+    x: &Tensor,
+    mask: &[bool],
+    op: Red,
+    shape: &[usize],
+) -> Result<Tensor, KernelError> {
+    let v = reduce_typed::<T>(x, mask, op)?;
+    Ok(T::wrap(ArrayD::from_shape_vec(IxDyn(shape), v)?))
+}
+
+/// Reduces `x` over the masked axes.
+pub fn reduce_tensor(
+    x: &Tensor,
+    mask: &[bool],
+    keep: bool,
+    op: Red,
+) -> Result<Tensor, KernelError> {
+    let shape: Vec<usize> = x
+        .shape()
+        .iter()
+        .zip(mask)
+        .filter_map(|(&d, &m)| if m { keep.then_some(1) } else { Some(d) })
+        .collect();
+    if let Tensor::Bool(b) = x {
+        if !matches!(op, Red::Max | Red::Min) {
+            bail!("{op:?} does not accept bool");
+        }
+        let u = Tensor::U8(b.mapv(u8::from));
+        let r = reduce_wrap::<u8>(&u, mask, op, &shape)?;
+        let Tensor::U8(r) = r else {
+            bail!("internal: bool reduction")
+        };
+        // the empty max is false, the empty min true
+        return Ok(Tensor::Bool(r.mapv(|v| v != 0)));
+    }
+    dispatch_num!(
+        x,
+        reduce_wrap(x, mask, op, &shape),
+        bail!("{op:?} does not accept {}", x.dtype())
+    )
+}
+
+fn reduce_builder(info: &NodeInfo, op: Red) -> Result<Kernel, KernelError> {
+    let keep = info.attrs.int_or("keepdims", 1) != 0;
+    let noop = info.attrs.int_or("noop_with_empty_axes", 0) != 0;
+    let from_input = info.opset >= axes_input_since(op);
+    let attr_axes = if from_input {
+        None
+    } else {
+        info.attrs.ints("axes")
+    };
+    Ok(Box::new(move |_, ins| {
+        let x = tensor_in(ins, 0)?;
+        let axes = if from_input {
+            opt_ints_in(ins, 1)?
+        } else {
+            attr_axes.clone()
+        };
+        let r = x.rank();
+        let mut mask = vec![false; r];
+        match axes {
+            Some(ax) if !ax.is_empty() => {
+                for a in ax {
+                    mask[norm_axis(a, r)?] = true;
+                }
+            }
+            _ => {
+                if noop {
+                    return Ok(vec![Value::Tensor(x.clone())]);
+                }
+                mask = vec![true; r];
+            }
+        }
+        Ok(vec![Value::Tensor(reduce_tensor(x, &mask, keep, op)?)])
+    }))
+}
+
+pub fn reduce_sum(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    reduce_builder(info, Red::Sum)
+}
+pub fn reduce_mean(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    reduce_builder(info, Red::Mean)
+}
+pub fn reduce_max(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    reduce_builder(info, Red::Max)
+}
+pub fn reduce_min(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    reduce_builder(info, Red::Min)
+}
+pub fn reduce_prod(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    reduce_builder(info, Red::Prod)
+}
+pub fn reduce_l1(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    reduce_builder(info, Red::L1)
+}
+pub fn reduce_l2(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    reduce_builder(info, Red::L2)
+}
+pub fn reduce_log_sum(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    reduce_builder(info, Red::LogSum)
+}
+pub fn reduce_log_sum_exp(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    reduce_builder(info, Red::LogSumExp)
+}
+pub fn reduce_sum_square(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    reduce_builder(info, Red::SumSquare)
+}
+
+fn arg_typed<T: Num>(
+    x: &Tensor,
+    ax: usize,
+    max: bool,
+    last: bool,
+) -> Result<Vec<i64>, KernelError> {
+    let a: &ArrayD<T> = typed(x, "data")?;
+    let mask: Vec<bool> = (0..a.ndim()).map(|i| i == ax).collect();
+    let (flat, groups, r) = grouped(a, &mask);
+    if r == 0 {
+        bail!(
+            "cannot take the arg{} of an empty axis",
+            if max { "max" } else { "min" }
+        );
+    }
+    let mut out = Vec::with_capacity(groups);
+    for g in 0..groups {
+        let chunk = &flat[g * r..(g + 1) * r];
+        let mut best = 0usize;
+        for (i, &v) in chunk.iter().enumerate().skip(1) {
+            let b = chunk[best];
+            let better = if max { v > b } else { v < b };
+            if better || (last && v == b) {
+                best = i;
+            }
+        }
+        out.push(best as i64);
+    }
+    Ok(out)
+}
+
+fn arg_builder(info: &NodeInfo, max: bool) -> Result<Kernel, KernelError> {
+    let axis = info.attrs.int_or("axis", 0);
+    let keep = info.attrs.int_or("keepdims", 1) != 0;
+    let last = info.attrs.int_or("select_last_index", 0) != 0;
+    Ok(Box::new(move |_, ins| {
+        let x = tensor_in(ins, 0)?;
+        let ax = norm_axis(axis, x.rank())?;
+        let v = dispatch_num!(
+            x,
+            arg_typed(x, ax, max, last),
+            bail!("ArgMax/ArgMin do not accept {}", x.dtype())
+        )?;
+        let shape: Vec<usize> = x
+            .shape()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &d)| if i == ax { keep.then_some(1) } else { Some(d) })
+            .collect();
+        Ok(vec![Value::Tensor(Tensor::from_vec(&shape, v)?)])
+    }))
+}
+
+pub fn arg_max(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    arg_builder(info, true)
+}
+pub fn arg_min(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    arg_builder(info, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sum_over_middle_axis() {
+        let x = Tensor::from_vec(&[2, 3, 2], (0..12).map(|v| v as f32).collect()).unwrap();
+        let y = reduce_tensor(&x, &[false, true, false], false, Red::Sum).unwrap();
+        assert_eq!(
+            y,
+            Tensor::from_vec(&[2, 2], vec![6f32, 9., 24., 27.]).unwrap()
+        );
+    }
+
+    #[test]
+    fn empty_set_identities() {
+        let x = Tensor::from_vec::<f32>(&[2, 0], vec![]).unwrap();
+        let s = reduce_tensor(&x, &[false, true], true, Red::Prod).unwrap();
+        assert_eq!(s, Tensor::from_vec(&[2, 1], vec![1f32, 1.]).unwrap());
+        let i = Tensor::from_vec::<i32>(&[0], vec![]).unwrap();
+        let m = reduce_tensor(&i, &[true], false, Red::Max).unwrap();
+        assert_eq!(m, Tensor::scalar(i32::MIN));
+    }
+
+    #[test]
+    fn int_mean_truncates_and_sum_wraps() {
+        let x = Tensor::from_vec(&[3], vec![1i8, 2, 4]).unwrap();
+        assert_eq!(
+            reduce_tensor(&x, &[true], false, Red::Mean).unwrap(),
+            Tensor::scalar(2i8)
+        );
+        let y = Tensor::from_vec(&[2], vec![100i8, 100]).unwrap();
+        assert_eq!(
+            reduce_tensor(&y, &[true], false, Red::Sum).unwrap(),
+            Tensor::scalar(-56i8)
+        );
+    }
+}

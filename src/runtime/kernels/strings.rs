@@ -1,0 +1,354 @@
+//! String kernels (StringConcat, StringSplit, RegexFullMatch), the text
+//! featuriser TfIdfVectorizer and ai.onnx.ml LabelEncoder.
+
+use super::broadcast_shapes;
+use super::misc2::{f64_of, float_of, num_from_f64};
+use crate::bail;
+use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::tensor::{DataType, Tensor, Value};
+use ndarray::ArrayD;
+use std::collections::HashMap;
+
+fn strings_of<'a>(t: &'a Tensor, what: &str) -> Result<&'a ArrayD<String>, KernelError> {
+    match t {
+        Tensor::Str(a) => Ok(a),
+        other => bail!("{what} must be a string tensor, got {}", other.dtype()),
+    }
+}
+
+pub fn string_concat(_: &NodeInfo) -> Result<Kernel, KernelError> {
+    Ok(Box::new(|_, ins| {
+        let a = strings_of(tensor_in(ins, 0)?, "X")?;
+        let b = strings_of(tensor_in(ins, 1)?, "Y")?;
+        broadcast_shapes(a.shape(), b.shape())?;
+        let out = super::zip2(a, b, |x, y| x + &y)?;
+        Ok(vec![Value::Tensor(Tensor::Str(out))])
+    }))
+}
+
+/// Python `str.split` semantics: `None` delimiter splits on whitespace runs;
+/// `maxsplit` limits the number of splits.
+pub fn split_one(s: &str, delim: Option<&str>, maxsplit: Option<usize>) -> Vec<String> {
+    match delim {
+        Some(d) => match maxsplit {
+            Some(m) => s.splitn(m + 1, d).map(str::to_string).collect(),
+            None => s.split(d).map(str::to_string).collect(),
+        },
+        None => {
+            let mut parts = Vec::new();
+            let mut rest = s.trim_start();
+            while !rest.is_empty() {
+                if maxsplit.is_some_and(|m| parts.len() == m) {
+                    parts.push(rest.to_string());
+                    break;
+                }
+                let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+                parts.push(rest[..end].to_string());
+                rest = rest[end..].trim_start();
+            }
+            parts
+        }
+    }
+}
+
+pub fn string_split(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let delim = info.attrs.string("delimiter").filter(|d| !d.is_empty());
+    let maxsplit = match info.attrs.int("maxsplit") {
+        Some(m) if m < 0 => bail!("maxsplit must be non-negative, got {m}"),
+        Some(m) => Some(m as usize),
+        None => None,
+    };
+    Ok(Box::new(move |_, ins| {
+        let x = strings_of(tensor_in(ins, 0)?, "X")?;
+        let parts: Vec<Vec<String>> = x
+            .iter()
+            .map(|s| split_one(s, delim.as_deref(), maxsplit))
+            .collect();
+        let width = parts.iter().map(Vec::len).max().unwrap_or(0);
+        let mut flat = Vec::with_capacity(parts.len() * width);
+        let mut counts = Vec::with_capacity(parts.len());
+        for p in parts {
+            counts.push(p.len() as i64);
+            let n = p.len();
+            flat.extend(p);
+            flat.extend(std::iter::repeat_n(String::new(), width - n));
+        }
+        let mut ysh = x.shape().to_vec();
+        ysh.push(width);
+        Ok(vec![
+            Value::Tensor(Tensor::from_vec(&ysh, flat)?),
+            Value::Tensor(Tensor::from_vec(x.shape(), counts)?),
+        ])
+    }))
+}
+
+pub fn regex_full_match(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let pat = info
+        .attrs
+        .string("pattern")
+        .ok_or_else(|| KernelError::new("RegexFullMatch needs attribute 'pattern'"))?;
+    let re = regex::Regex::new(&format!("^(?:{pat})$"))
+        .map_err(|e| KernelError::new(format!("invalid pattern '{pat}': {e}")))?;
+    Ok(Box::new(move |_, ins| {
+        let x = strings_of(tensor_in(ins, 0)?, "X")?;
+        Ok(vec![Value::Tensor(Tensor::Bool(x.map(|s| re.is_match(s))))])
+    }))
+}
+
+/// A token of TfIdfVectorizer / key of LabelEncoder.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    Int(i64),
+    Str(String),
+    /// f64 bits (NaN normalised, -0 as 0).
+    Float(u64),
+}
+
+fn float_key(v: f64) -> Key {
+    if v.is_nan() {
+        Key::Float(f64::NAN.to_bits())
+    } else if v == 0.0 {
+        Key::Float(0)
+    } else {
+        Key::Float(v.to_bits())
+    }
+}
+
+fn keys_of(t: &Tensor) -> Result<Vec<Key>, KernelError> {
+    Ok(match t {
+        Tensor::Str(a) => a.iter().cloned().map(Key::Str).collect(),
+        t if t.dtype().is_float() => f64_of(t, "keys")?.into_iter().map(float_key).collect(),
+        t => t.to_i64_vec()?.into_iter().map(Key::Int).collect(),
+    })
+}
+
+pub fn tfidf_vectorizer(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let a = &info.attrs;
+    let min_n = a
+        .int("min_gram_length")
+        .ok_or_else(|| KernelError::new("min_gram_length is missing"))?;
+    let max_n = a
+        .int("max_gram_length")
+        .ok_or_else(|| KernelError::new("max_gram_length is missing"))?;
+    let max_skip = a
+        .int("max_skip_count")
+        .ok_or_else(|| KernelError::new("max_skip_count is missing"))?;
+    if min_n < 1 || max_n < min_n || max_skip < 0 {
+        bail!("invalid gram lengths {min_n}..{max_n} or skip count {max_skip}");
+    }
+    let mode = a
+        .string("mode")
+        .ok_or_else(|| KernelError::new("mode is missing"))?;
+    if !matches!(mode.as_str(), "TF" | "IDF" | "TFIDF") {
+        bail!("unknown mode '{mode}'");
+    }
+    let counts = a
+        .ints("ngram_counts")
+        .ok_or_else(|| KernelError::new("ngram_counts is missing"))?;
+    let indexes = a
+        .ints("ngram_indexes")
+        .ok_or_else(|| KernelError::new("ngram_indexes is missing"))?;
+    let pool: Vec<Key> = if let Some(p) = a.ints("pool_int64s") {
+        p.into_iter().map(Key::Int).collect()
+    } else if let Some(p) = a.strings("pool_strings") {
+        p.into_iter().map(Key::Str).collect()
+    } else {
+        bail!("TfIdfVectorizer needs pool_int64s or pool_strings");
+    };
+    let weights = a.floats("weights");
+    // Map each n-gram (a token list) to its output column.
+    let mut table: HashMap<Vec<Key>, usize> = HashMap::new();
+    let mut gram = 0usize;
+    for (li, &start) in counts.iter().enumerate() {
+        let n = li + 1;
+        let end = counts.get(li + 1).copied().unwrap_or(pool.len() as i64);
+        if start < 0 || end < start || end as usize > pool.len() {
+            bail!(
+                "ngram_counts {counts:?} do not fit a pool of {}",
+                pool.len()
+            );
+        }
+        let seg = &pool[start as usize..end as usize];
+        if !seg.len().is_multiple_of(n) {
+            bail!("the {n}-gram pool segment has {} tokens", seg.len());
+        }
+        for g in seg.chunks(n) {
+            let Some(&col) = indexes.get(gram) else {
+                bail!("ngram_indexes has fewer entries than the pool has n-grams");
+            };
+            if col < 0 {
+                bail!("negative ngram index {col}");
+            }
+            table.insert(g.to_vec(), col as usize);
+            gram += 1;
+        }
+    }
+    let width = indexes.iter().copied().max().map_or(0, |m| m as usize + 1);
+    if let Some(w) = &weights {
+        if w.len() < gram {
+            bail!("weights has {} entries for {gram} n-grams", w.len());
+        }
+    }
+    let col_weight: HashMap<usize, f64> = match &weights {
+        Some(w) => indexes
+            .iter()
+            .zip(w)
+            .map(|(&c, &v)| (c as usize, v as f64))
+            .collect(),
+        None => HashMap::new(),
+    };
+    Ok(Box::new(move |_, ins| {
+        let x = tensor_in(ins, 0)?;
+        if !matches!(
+            x.dtype(),
+            DataType::String | DataType::Int32 | DataType::Int64
+        ) {
+            bail!("X must be string, int32 or int64, got {}", x.dtype());
+        }
+        let toks = keys_of(x)?;
+        let (rows, len, out_shape) = match x.shape() {
+            [c] => (1, *c, vec![width]),
+            [n, c] => (*n, *c, vec![*n, width]),
+            s => bail!("X must be 1-D or 2-D, got shape {s:?}"),
+        };
+        let mut out = vec![0.0; rows * width];
+        for r in 0..rows {
+            let row = &toks[r * len..(r + 1) * len];
+            for n in min_n as usize..=max_n as usize {
+                let skips = if n == 1 { 0 } else { max_skip as usize };
+                for i in 0..len {
+                    for s in 0..=skips {
+                        let stride = s + 1;
+                        let last = i + (n - 1) * stride;
+                        if last >= len {
+                            break;
+                        }
+                        let g: Vec<Key> = (0..n).map(|k| row[i + k * stride].clone()).collect();
+                        if let Some(&c) = table.get(&g) {
+                            out[r * width + c] += 1.0;
+                        }
+                    }
+                }
+            }
+        }
+        for (k, v) in out.iter_mut().enumerate() {
+            let w = col_weight.get(&(k % width.max(1))).copied().unwrap_or(1.0);
+            *v = match mode.as_str() {
+                "TF" => *v,
+                "IDF" => {
+                    if *v > 0.0 {
+                        w
+                    } else {
+                        0.0
+                    }
+                }
+                _ => *v * w,
+            };
+        }
+        Ok(vec![Value::Tensor(float_of(
+            DataType::Float,
+            &out_shape,
+            out,
+        )?)])
+    }))
+}
+
+fn attr_tensor(info: &NodeInfo, name: &str) -> Result<Option<Tensor>, KernelError> {
+    match info.attrs.tensor(name) {
+        Some(p) => Ok(Some(crate::tensor::from_proto(p)?)),
+        None => Ok(None),
+    }
+}
+
+pub fn label_encoder(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let a = &info.attrs;
+    let keys: Vec<Key> = if let Some(k) = a.strings("keys_strings") {
+        k.into_iter().map(Key::Str).collect()
+    } else if let Some(k) = a.ints("keys_int64s") {
+        k.into_iter().map(Key::Int).collect()
+    } else if let Some(k) = a.floats("keys_floats") {
+        k.into_iter().map(|v| float_key(v as f64)).collect()
+    } else if let Some(t) = attr_tensor(info, "keys_tensor")? {
+        keys_of(&t)?
+    } else {
+        bail!("LabelEncoder needs keys");
+    };
+    // Values as a tensor of the output type.
+    let values: Tensor = if let Some(v) = a.strings("values_strings") {
+        Tensor::from_vec(&[v.len()], v)?
+    } else if let Some(v) = a.ints("values_int64s") {
+        Tensor::from_vec(&[v.len()], v)?
+    } else if let Some(v) = a.floats("values_floats") {
+        Tensor::from_vec(&[v.len()], v)?
+    } else if let Some(t) = attr_tensor(info, "values_tensor")? {
+        t
+    } else {
+        bail!("LabelEncoder needs values");
+    };
+    if values.len() != keys.len() {
+        bail!(
+            "LabelEncoder has {} keys and {} values",
+            keys.len(),
+            values.len()
+        );
+    }
+    let dt = values.dtype();
+    let default: Tensor = match attr_tensor(info, "default_tensor")? {
+        Some(t) => t,
+        None => match dt {
+            DataType::String => Tensor::scalar(a.string_or("default_string", "_Unused")),
+            DataType::Int64 => Tensor::scalar(a.int_or("default_int64", -1)),
+            DataType::Float => Tensor::scalar(a.float_or("default_float", -0.0)),
+            _ => Tensor::zeros(dt, &[1])?,
+        },
+    };
+    if default.dtype() != dt || default.is_empty() {
+        bail!("default value must be one {dt} element");
+    }
+    let map: HashMap<Key, usize> = keys.into_iter().enumerate().map(|(i, k)| (k, i)).collect();
+    Ok(Box::new(move |_, ins| {
+        let x = tensor_in(ins, 0)?;
+        let ks = keys_of(x)?;
+        let shape = x.shape().to_vec();
+        if dt == DataType::String {
+            let (Some(vals), Some(d)) = (values.string_values(), default.string_values()) else {
+                bail!("internal: string values expected");
+            };
+            let out: Vec<String> = ks
+                .iter()
+                .map(|k| {
+                    map.get(k)
+                        .map_or_else(|| d[0].clone(), |&i| vals[i].clone())
+                })
+                .collect();
+            return Ok(vec![Value::Tensor(Tensor::from_vec(&shape, out)?)]);
+        }
+        let vals = f64_of(&values, "values")?;
+        let d = f64_of(&default, "default")?[0];
+        let out: Vec<f64> = ks
+            .iter()
+            .map(|k| map.get(k).map_or(d, |&i| vals[i]))
+            .collect();
+        let t = if dt.is_float() {
+            float_of(dt, &shape, out)?
+        } else {
+            num_from_f64(dt, &shape, out)?
+        };
+        Ok(vec![Value::Tensor(t)])
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_like_python() {
+        assert_eq!(split_one("  a  b c ", None, None), vec!["a", "b", "c"]);
+        assert_eq!(split_one("a,,b", Some(","), None), vec!["a", "", "b"]);
+        assert_eq!(split_one("a,b,c", Some(","), Some(1)), vec!["a", "b,c"]);
+        assert_eq!(split_one(" a b  c", None, Some(1)), vec!["a", "b  c"]);
+        assert!(split_one("", None, None).is_empty());
+        assert_eq!(split_one("", Some(","), None), vec![""]);
+    }
+}

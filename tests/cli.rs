@@ -1,0 +1,192 @@
+//! The binary's contract (SPEC §1): exit codes, script errors, clear
+//! one-line errors for bad input, and no panics.
+
+mod common;
+
+use common::{cmds, run, SEED};
+
+const RELU: &str = "parse g (float[N,4] x) => (float[N,4] y) { y = Relu(x) }";
+
+#[test]
+fn syntax_error_has_line_col_and_caret() {
+    let o = cmds("parse agraph (float[N] x) => (float[N] y) { y = Relu(x,,) z }");
+    assert_eq!(o.code, 1);
+    assert!(
+        o.stderr.contains("-c:1: error: line 1:55: expected '='"),
+        "{}",
+        o.stderr
+    );
+    let lines: Vec<&str> = o.stderr.lines().collect();
+    assert_eq!(
+        lines[1],
+        "  agraph (float[N] x) => (float[N] y) { y = Relu(x,,) z }"
+    );
+    assert_eq!(lines[2].find('^'), Some(2 + 54));
+}
+
+#[test]
+fn session_survives_errors_interactively() {
+    // stdin that is not a terminal is a script; --keep-going continues
+    let script = format!("parse g ( => ) {{ }}\nshwo\n{SEED}\nrun x=arange(8).reshape(2,4)\n");
+    let o = run(&["--no-color", "--keep-going"], Some(&script));
+    assert_eq!(o.code, 1);
+    assert!(
+        o.stderr.contains("<stdin>:1: error: line 1:"),
+        "{}",
+        o.stderr
+    );
+    assert!(o
+        .stderr
+        .contains("<stdin>:2: error: unknown command 'shwo'; did you mean 'show'?"));
+    assert!(o.stdout.contains("[18. 21.]]"), "{}", o.stdout);
+}
+
+#[test]
+fn script_stops_at_first_error() {
+    let dir = std::env::temp_dir().join(format!("onnx-light-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("s.repl");
+    std::fs::write(&p, "let N = 3\n\n# comment\nbogus\nlet M = 2\n").unwrap();
+    let ps = p.to_string_lossy().to_string();
+    let o = run(&["--no-color", &ps], None);
+    assert_eq!(o.code, 1);
+    assert_eq!(o.stdout, "N = 3\n");
+    assert_eq!(
+        o.stderr.trim(),
+        format!("{ps}:4: error: unknown command 'bogus' (try 'help')")
+    );
+    let o = run(&["--no-color", "--keep-going", &ps], None);
+    assert_eq!(o.code, 1);
+    assert!(o.stdout.contains("M = 2"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_invocations_exit_2() {
+    assert_eq!(run(&["--bogus"], None).code, 2);
+    assert_eq!(run(&["-c"], None).code, 2);
+    assert_eq!(run(&["/nonexistent/x.repl"], None).code, 2);
+    assert_eq!(run(&["test"], None).code, 2);
+    assert_eq!(run(&["test", "/nonexistent"], None).code, 2);
+}
+
+#[test]
+fn run_errors_name_the_input() {
+    let o = cmds("run");
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains("no model"), "{}", o.stderr);
+    let o = cmds(&format!("{RELU}; run"));
+    assert!(o.stderr.contains("input x not set"), "{}", o.stderr);
+    let o = cmds(&format!("{RELU}; run x=arange(4)"));
+    assert!(
+        o.stderr.contains("input 'x' is declared with rank 2"),
+        "{}",
+        o.stderr
+    );
+    let o = cmds(&format!("{RELU}; run q=arange(4)"));
+    assert!(o.stderr.contains("'q' is not an input"), "{}", o.stderr);
+    let o = cmds(&format!("{RELU}; run x=[\"a\", \"b\"]"));
+    assert!(
+        o.stderr.contains("input 'x' is declared float"),
+        "{}",
+        o.stderr
+    );
+    let o = cmds(&format!("{RELU}; let N = 3; run x=zeros(2, 4)"));
+    assert!(
+        o.stderr
+            .contains("input 'x' axis 0: N is bound to 3, but the input has 2"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn run_binds_symbols_and_reruns() {
+    let o = cmds(&format!(
+        "{RELU}; run x=ones(2, 4); let; run x=ones(3, 4); let; eval N*2"
+    ));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.trim_end().ends_with('6'), "{}", o.stdout);
+}
+
+#[test]
+fn print_and_inputs() {
+    let o = cmds(&format!(
+        "{SEED}\nset x = arange(8).reshape(2,4)\ninputs\nrun\nprint y\nprint two\nprint z"
+    ));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("y =\n[[ 0.  3.]"), "{}", o.stdout);
+    assert!(o.stdout.contains("two =\n2."), "{}", o.stdout);
+    let o = cmds(&format!(
+        "{SEED}\nconfig release on\nrun x=zeros(1,4)\nprint z"
+    ));
+    assert!(o.stderr.contains("'z' was released"), "{}", o.stderr);
+}
+
+#[test]
+fn save_and_load_both_forms() {
+    let dir = std::env::temp_dir().join(format!("onnx-light-save-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = dir.join("m.onnx");
+    let txt = dir.join("m.txt");
+    let o = cmds(&format!(
+        "{SEED}\nsave {}\nsave {}\nload {}\nrun x=arange(8).reshape(2,4)\nload {}\nshow",
+        bin.display(),
+        txt.display(),
+        bin.display(),
+        txt.display()
+    ));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("[18. 21.]]"));
+    assert!(o.stdout.contains("2: Reshape(w, target_shape) -> y"));
+    let o = cmds("load /nonexistent/model.onnx");
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains("/nonexistent/model.onnx"), "{}", o.stderr);
+    std::fs::write(dir.join("bad.onnx"), b"\xff\xff\xff\xff garbage").unwrap();
+    let o = cmds(&format!("load {}", dir.join("bad.onnx").display()));
+    assert_eq!(o.code, 1);
+    assert!(
+        o.stderr.contains("not a valid ONNX protobuf model"),
+        "{}",
+        o.stderr
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn help_covers_every_command() {
+    let o = cmds("help");
+    assert_eq!(o.code, 0);
+    for c in onnx_light::repl::commands::COMMANDS {
+        assert!(o.stdout.contains(c.usage), "help lists {}", c.name);
+        let h = cmds(&format!("help {}", c.name));
+        assert!(h.stdout.starts_with(&format!("usage: {}", c.usage)));
+    }
+    assert!(cmds("help shwo").stderr.contains("did you mean 'show'"));
+}
+
+#[test]
+fn hostile_inputs_do_not_panic() {
+    for c in [
+        "eval 9223372036854775807+1",
+        "eval 1//0",
+        "eval (((((((((((((((((((((((((((((((((((((((((1",
+        "let = 3",
+        "let N = N",
+        "set",
+        "run x=zeros(100000000000, 100000000000)",
+        "config threads 0",
+        "config max-values -1",
+        "events",
+        "check",
+        "print",
+        "source /dev/null",
+        "load /dev/null",
+        "parse {",
+        "parse <ir_version: 99999999999999999999999>",
+        "bench --runs abc",
+    ] {
+        let o = cmds(c);
+        assert!(o.code == 0 || o.code == 1, "{c}: exit {}", o.code);
+    }
+}
