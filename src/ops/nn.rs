@@ -140,4 +140,11 @@ pub const TABLE: &[OpDef] = &[
         shape: Some(s::dropout),
         kernel: Some(k::dropout),
     },
+    OpDef {
+        domain: "",
+        op_type: "QLinearConv",
+        since: 1,
+        shape: Some(s::qlinear_conv),
+        kernel: Some(kc::qlinear_conv),
+    },
 ];

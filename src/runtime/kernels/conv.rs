@@ -171,6 +171,13 @@ fn conv_geo(xs: &[usize], ws: &[usize], wa: &WindowAttrs, group: i64) -> Result<
         }
     }
     let w = wa.resolve(&xs[2..], Some(&ws[2..]))?;
+    let mut oshape = vec![n, m];
+    oshape.extend(&w.out);
+    super::nn::checked_size(&oshape)?;
+    let mut col = vec![ws[1]];
+    col.extend(&ws[2..]);
+    col.extend(&w.out);
+    super::nn::checked_size(&col)?;
     Ok(Geo {
         n,
         c,
@@ -308,6 +315,62 @@ pub fn conv_integer(info: &NodeInfo) -> Result<Kernel, KernelError> {
     }))
 }
 
+/// The single value of a per-tensor parameter.
+fn scalar_f64(t: &Tensor, what: &str) -> Result<f64, KernelError> {
+    let v = to_f64s(t, what)?;
+    if v.len() != 1 {
+        bail!("{what} must hold one value, got {}", v.len());
+    }
+    Ok(v[0])
+}
+
+pub fn qlinear_conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let wa = WindowAttrs::from_info(info);
+    let group = info.attrs.int_or("group", 1);
+    Ok(Box::new(move |_, ins| {
+        let x = tensor_in(ins, 0)?;
+        let w = tensor_in(ins, 3)?;
+        int8ish(x, "x")?;
+        int8ish(w, "w")?;
+        let g = conv_geo(x.shape(), w.shape(), &wa, group)?;
+        let xs = scalar_f64(tensor_in(ins, 1)?, "x_scale")?;
+        let xz = scalar_f64(tensor_in(ins, 2)?, "x_zero_point")?;
+        let ws = zero_points(Some(tensor_in(ins, 4)?), g.m, "w_scale")?;
+        let wz = zero_points(Some(tensor_in(ins, 5)?), g.m, "w_zero_point")?;
+        let ys = scalar_f64(tensor_in(ins, 6)?, "y_scale")?;
+        let yzt = tensor_in(ins, 7)?;
+        int8ish(yzt, "y_zero_point")?;
+        let yz = scalar_f64(yzt, "y_zero_point")?;
+        if ys == 0.0 {
+            bail!("y_scale is zero");
+        }
+        let bias = zero_points(opt_tensor_in(ins, 8)?, g.m, "B")?;
+        let xv: Vec<f64> = to_f64s(x, "x")?.into_iter().map(|v| v - xz).collect();
+        let per = (w.len() / g.m.max(1)).max(1);
+        let wv: Vec<f64> = to_f64s(w, "w")?
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| v - wz[i / per])
+            .collect();
+        let acc = conv_core(&xv, &wv, Some(&bias), &g);
+        let oprod: usize = g.w.out.iter().product::<usize>().max(1);
+        let (lo, hi) = if yzt.dtype() == DataType::Int8 {
+            (-128.0, 127.0)
+        } else {
+            (0.0, 255.0)
+        };
+        let y: Vec<f64> = acc
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| {
+                let m = (i / oprod) % g.m.max(1);
+                ((a * xs * ws[m] / ys).round_ties_even() + yz).clamp(lo, hi)
+            })
+            .collect();
+        Ok(vec![from_f64s(yzt.dtype(), &out_shape(&g, g.m), y)?.into()])
+    }))
+}
+
 pub fn conv_transpose(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let wa = WindowAttrs::from_info(info);
     let group = info.attrs.int_or("group", 1);
@@ -342,6 +405,12 @@ pub fn conv_transpose(info: &NodeInfo) -> Result<Kernel, KernelError> {
             out_pad.as_deref(),
             out_shape_attr.as_deref(),
         )?;
+        let mut oshape = vec![n, m];
+        oshape.extend(&geo.out);
+        super::nn::checked_size(&oshape)?;
+        let mut colshape = ws[1..].to_vec();
+        colshape.extend(&xs[2..]);
+        super::nn::checked_size(&colshape)?;
         let kprod: usize = ws[2..].iter().product();
         let iprod: usize = xs[2..].iter().product();
         let oprod: usize = geo.out.iter().product();
@@ -406,8 +475,6 @@ pub fn conv_transpose(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 }
             }
         }
-        let mut oshape = vec![n, m];
-        oshape.extend(&geo.out);
         Ok(vec![from_f64s(x.dtype(), &oshape, y)?.into()])
     }))
 }

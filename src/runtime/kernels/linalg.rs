@@ -414,6 +414,9 @@ pub fn einsum_parse(eq: &str, ranks: &[usize]) -> Result<EinsumSpec, String> {
             None => Ok((check(t)?, None)),
         }
     };
+    if ranks.iter().any(|&r| r > 64) {
+        return Err("Einsum operands of rank > 64 are not supported".into());
+    }
     let mut ell = 0usize;
     let mut parsed = vec![];
     for (t, &r) in terms.iter().zip(ranks) {
@@ -551,10 +554,10 @@ fn einsum_typed<T: Num>(spec: &EinsumSpec, ts: &[&Tensor]) -> Result<Tensor, Ker
         })
         .collect();
     let nout = spec.output.len();
-    let osize: usize = size[..nout].iter().product();
-    let rsize: usize = size[nout..].iter().product();
-    if osize.checked_mul(rsize).is_none_or(|v| v > 1 << 34) {
-        bail!("Einsum is too large");
+    let osize = super::nn::checked_size(&size[..nout])?;
+    let rsize = super::nn::checked_size(&size[nout..])?;
+    if osize.checked_mul(rsize).is_none_or(|v| v > 1 << 36) {
+        bail!("Einsum would take {osize} x {rsize} steps, which is too many");
     }
     let datas: Vec<&[T]> = arrays
         .iter()
@@ -640,11 +643,14 @@ mod tests {
         let b = Tensor::from_vec(&[3, 2], (1..=6).collect::<Vec<i64>>()).unwrap();
         let mm = run("ij,jk", &[a.clone(), b.clone()]);
         assert_eq!(mm.to_i64_vec().unwrap(), vec![22, 28, 49, 64]);
-        let t = run("ij->ji", &[a.clone()]);
+        let t = run("ij->ji", std::slice::from_ref(&a));
         assert_eq!(t.shape(), &[3, 2]);
         assert_eq!(t.to_i64_vec().unwrap(), vec![1, 4, 2, 5, 3, 6]);
         let sq = Tensor::from_vec(&[2, 2], vec![1i64, 2, 3, 4]).unwrap();
-        assert_eq!(run("ii", &[sq.clone()]).to_i64_vec().unwrap(), vec![5]);
+        assert_eq!(
+            run("ii", std::slice::from_ref(&sq)).to_i64_vec().unwrap(),
+            vec![5]
+        );
         assert_eq!(run("ii->i", &[sq]).to_i64_vec().unwrap(), vec![1, 4]);
         let e = run("...j->...", &[a]);
         assert_eq!(e.to_i64_vec().unwrap(), vec![6, 15]);

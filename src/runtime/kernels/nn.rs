@@ -18,6 +18,19 @@ pub fn to_f64s(t: &Tensor, what: &str) -> Result<Vec<f64>, KernelError> {
     if matches!(t, Tensor::Str(_) | Tensor::Bool(_) | Tensor::Small { .. }) {
         bail!("{what} must be numeric, got {}", t.dtype());
     }
+    match t {
+        Tensor::F32(a) if a.is_standard_layout() => {
+            if let Some(s) = a.as_slice() {
+                return Ok(s.iter().map(|&v| v as f64).collect());
+            }
+        }
+        Tensor::F64(a) if a.is_standard_layout() => {
+            if let Some(s) = a.as_slice() {
+                return Ok(s.to_vec());
+            }
+        }
+        _ => {}
+    }
     t.to_f64_vec()
         .ok_or_else(|| KernelError::new(format!("{what} must be numeric, got {}", t.dtype())))
 }
@@ -74,6 +87,14 @@ pub fn from_f64s(dtype: DataType, shape: &[usize], v: Vec<f64>) -> Result<Tensor
         )?),
         other => bail!("cannot produce a {other} tensor here"),
     })
+}
+
+/// The element count of a shape, or an error when it is absurdly large.
+pub fn checked_size(dims: &[usize]) -> Result<usize, KernelError> {
+    dims.iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .filter(|&n| n <= 1 << 32)
+        .ok_or_else(|| KernelError::new(format!("the output shape {dims:?} is too large")))
 }
 
 fn is_float(d: DataType) -> bool {
@@ -234,26 +255,27 @@ pub fn batch_norm(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let var_t = tensor_in(ins, 4)?;
         let in_mean = channel_vec(mean_t, c, "input_mean")?;
         let in_var = channel_vec(var_t, c, "input_var")?;
-        let xv = to_f64s(x, "X")?;
-        let training =
-            training || (opset < 14 && opset >= 9 && nout > 1) || (opset < 9 && nout > 1);
+        // before opset 14 the extra outputs alone select the training form
+        let training = training || (opset < 14 && nout > 1);
+        let f32_fast = matches!(x, Tensor::F32(_)) && !training;
+        let xv = if f32_fast { vec![] } else { to_f64s(x, "X")? };
         let (mean, var) = if training {
             let cnt = (n * sp).max(1) as f64;
             let mut m = vec![0.0; c];
             let mut vv = vec![0.0; c];
             for ni in 0..n {
-                for ci in 0..c {
+                for (ci, mv) in m.iter_mut().enumerate() {
                     let base = (ni * c + ci) * sp;
-                    m[ci] += xv[base..base + sp].iter().sum::<f64>();
+                    *mv += xv[base..base + sp].iter().sum::<f64>();
                 }
             }
             m.iter_mut().for_each(|v| *v /= cnt);
             for ni in 0..n {
-                for ci in 0..c {
+                for (ci, (vc, mc)) in vv.iter_mut().zip(&m).enumerate() {
                     let base = (ni * c + ci) * sp;
-                    vv[ci] += xv[base..base + sp]
+                    *vc += xv[base..base + sp]
                         .iter()
-                        .map(|v| (v - m[ci]).powi(2))
+                        .map(|v| (v - mc).powi(2))
                         .sum::<f64>();
                 }
             }
@@ -262,17 +284,36 @@ pub fn batch_norm(info: &NodeInfo) -> Result<Kernel, KernelError> {
         } else {
             (in_mean.clone(), in_var.clone())
         };
-        let mut y = xv;
-        for ni in 0..n {
-            for ci in 0..c {
-                let base = (ni * c + ci) * sp;
+        // y = x * k + shift per channel
+        let coef: Vec<(f64, f64)> = (0..c)
+            .map(|ci| {
                 let k = scale[ci] / (var[ci] + eps).sqrt();
-                for v in &mut y[base..base + sp] {
-                    *v = (*v - mean[ci]) * k + bias[ci];
+                (k, bias[ci] - mean[ci] * k)
+            })
+            .collect();
+        let y = match x {
+            Tensor::F32(a) if f32_fast => {
+                let a = a.as_standard_layout();
+                let src = a
+                    .as_slice()
+                    .ok_or_else(|| KernelError::new("internal: non-contiguous buffer"))?;
+                let mut out = Vec::with_capacity(src.len());
+                for (i, ch) in src.chunks(sp.max(1)).enumerate() {
+                    let (k, b) = (coef[i % c].0 as f32, coef[i % c].1 as f32);
+                    out.extend(ch.iter().map(|&v| v * k + b));
                 }
+                Tensor::F32(ArrayD::from_shape_vec(IxDyn(x.shape()), out)?)
             }
-        }
-        let mut outs: Vec<Value> = vec![from_f64s(x.dtype(), x.shape(), y)?.into()];
+            _ => {
+                let mut y = xv;
+                for (i, ch) in y.chunks_mut(sp.max(1)).enumerate() {
+                    let (k, b) = coef[i % c];
+                    ch.iter_mut().for_each(|v| *v = *v * k + b);
+                }
+                from_f64s(x.dtype(), x.shape(), y)?
+            }
+        };
+        let mut outs: Vec<Value> = vec![y.into()];
         if training && nout > 1 {
             let rm: Vec<f64> = (0..c)
                 .map(|i| in_mean[i] * momentum + mean[i] * (1.0 - momentum))
@@ -536,7 +577,8 @@ pub fn dropout(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let nout = info.node.output.len();
     let opset = info.opset;
     let attr_ratio = info.attrs.float_or("ratio", 0.5) as f64;
-    let is_test = info.attrs.int_or("is_test", 0) != 0;
+    let seed = info.attrs.int("seed");
+    let calls = std::sync::atomic::AtomicU64::new(0);
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         let training = if opset >= 12 {
@@ -563,9 +605,37 @@ pub fn dropout(info: &NodeInfo) -> Result<Kernel, KernelError> {
         } else {
             attr_ratio
         };
-        let _ = is_test;
         if training && ratio != 0.0 {
-            bail!("Dropout in training mode with ratio {ratio} is random and not supported");
+            if !(0.0..1.0).contains(&ratio) {
+                bail!("Dropout ratio must be in [0, 1), got {ratio}");
+            }
+            if !is_float(x.dtype()) {
+                bail!(
+                    "Dropout in training mode needs a float input, got {}",
+                    x.dtype()
+                );
+            }
+            let call = calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let base = match seed {
+                Some(s) => s as u64,
+                None => std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos() as u64)
+                    .unwrap_or(0),
+            };
+            let mut rng = SplitMix(base ^ call.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let keep: Vec<bool> = (0..x.len()).map(|_| rng.unit() >= ratio).collect();
+            let scale = 1.0 / (1.0 - ratio);
+            let y: Vec<f64> = to_f64s(x, "data")?
+                .iter()
+                .zip(&keep)
+                .map(|(&v, &k)| if k { v * scale } else { 0.0 })
+                .collect();
+            let mut outs: Vec<Value> = vec![from_f64s(x.dtype(), x.shape(), y)?.into()];
+            if nout > 1 {
+                outs.push(Tensor::Bool(ArrayD::from_shape_vec(IxDyn(x.shape()), keep)?).into());
+            }
+            return Ok(outs);
         }
         let mut outs: Vec<Value> = vec![x.clone().into()];
         if nout > 1 {
@@ -578,6 +648,21 @@ pub fn dropout(info: &NodeInfo) -> Result<Kernel, KernelError> {
         }
         Ok(outs)
     }))
+}
+
+/// A small deterministic generator (SplitMix64) for Dropout's mask.
+struct SplitMix(u64);
+
+impl SplitMix {
+    /// A uniform value in [0, 1).
+    fn unit(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
 }
 
 // ---------------------------------------------------------------- pooling
@@ -836,16 +921,16 @@ fn pool_kernel(info: &NodeInfo, kind: PoolKind) -> Result<Kernel, KernelError> {
         if sh.len() < 3 {
             bail!("pooling needs an N x C x D1 ... input, got {sh:?}");
         }
-        if !is_float(x.dtype())
-            && !(kind == PoolKind::Max && matches!(x.dtype(), DataType::Int8 | DataType::Uint8))
-        {
+        let int8 = matches!(x.dtype(), DataType::Int8 | DataType::Uint8);
+        if !(is_float(x.dtype()) || kind == PoolKind::Max && int8) {
             bail!("pooling does not accept {}", x.dtype());
         }
         let w = wa.resolve(&sh[2..], None)?;
-        let v = to_f64s(x, "X")?;
-        let (y, ind) = pool_compute(kind, &v, &sh, &w, storage_order);
         let mut oshape = sh[..2].to_vec();
         oshape.extend(&w.out);
+        checked_size(&oshape)?;
+        let v = to_f64s(x, "X")?;
+        let (y, ind) = pool_compute(kind, &v, &sh, &w, storage_order);
         let mut outs: Vec<Value> = vec![from_f64s(x.dtype(), &oshape, y)?.into()];
         if nout > 1 && kind == PoolKind::Max {
             outs.push(Tensor::I64(ArrayD::from_shape_vec(IxDyn(&oshape), ind)?).into());
@@ -983,5 +1068,96 @@ mod tests {
         assert_eq!(h, vec![0.0, 1.0, 0.0, 0.0]);
         assert_eq!(soft_split(&[2, 3, 4], 1, 11).unwrap(), (2, 12, 1));
         assert_eq!(soft_split(&[2, 3, 4], 1, 13).unwrap(), (2, 3, 4));
+    }
+
+    use crate::ops::Attrs;
+    use crate::proto::attribute_proto::AttributeType;
+    use crate::proto::{AttributeProto, NodeProto};
+    use crate::runtime::kernel::RunCtx;
+
+    /// Builds and runs a kernel on tensors.
+    fn run(
+        build: fn(&NodeInfo) -> Result<Kernel, KernelError>,
+        attrs: Vec<AttributeProto>,
+        nout: usize,
+        ins: Vec<Tensor>,
+    ) -> Result<Vec<Value>, KernelError> {
+        let node = NodeProto {
+            output: (0..nout).map(|i| format!("o{i}")).collect(),
+            attribute: attrs,
+            ..Default::default()
+        };
+        let compile = |_: &crate::proto::GraphProto| Err(KernelError::new("no subgraphs"));
+        let info = NodeInfo {
+            node: &node,
+            opset: 23,
+            attrs: Attrs::new(&node),
+            compile: &compile,
+        };
+        let k = build(&info)?;
+        let mut runner = |_: &crate::runtime::Plan,
+                          _: Vec<(String, Value)>|
+         -> Result<Vec<Value>, KernelError> {
+            Err(KernelError::new("no subgraphs"))
+        };
+        let mut cx = RunCtx {
+            runner: &mut runner,
+        };
+        let vals: Vec<Value> = ins.into_iter().map(Value::Tensor).collect();
+        let refs: Vec<Option<&Value>> = vals.iter().map(Some).collect();
+        k(&mut cx, &refs)
+    }
+
+    fn int_attr(name: &str, v: i64) -> AttributeProto {
+        AttributeProto {
+            name: Some(name.into()),
+            r#type: Some(AttributeType::Int as i32),
+            i: Some(v),
+            ..Default::default()
+        }
+    }
+
+    fn f64s(v: &Value) -> Vec<f64> {
+        v.as_tensor()
+            .and_then(|t| t.to_f64_vec())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn bad_inputs_are_errors_not_panics() {
+        let x = Tensor::from_vec(&[2, 3], vec![0.0f32; 6]).unwrap();
+        assert!(run(max_pool, vec![], 1, vec![x.clone()]).is_err());
+        assert!(run(batch_norm, vec![], 1, vec![x.clone()]).is_err());
+        assert!(run(lrn, vec![int_attr("size", 0)], 1, vec![x.clone()]).is_err());
+        let w = Tensor::from_vec(&[1, 3, 1, 1], vec![1.0f32; 3]).unwrap();
+        let x4 = Tensor::from_vec(&[1, 3, 1, 2], vec![0.0f32; 6]).unwrap();
+        let conv = crate::runtime::kernels::conv::conv;
+        assert!(run(
+            conv,
+            vec![int_attr("group", 2)],
+            1,
+            vec![x4.clone(), w.clone()]
+        )
+        .is_err());
+        assert!(run(conv, vec![], 1, vec![x, w]).is_err());
+        assert!(run(conv, vec![int_attr("group", 0)], 1, vec![x4.clone(), x4]).is_err());
+    }
+
+    #[test]
+    fn dropout_inference_is_identity_with_true_mask() {
+        let x = Tensor::from_vec(&[3], vec![1.0f32, -2.0, 3.0]).unwrap();
+        let out = run(dropout, vec![], 2, vec![x]).unwrap();
+        assert_eq!(f64s(&out[0]), vec![1.0, -2.0, 3.0]);
+        assert_eq!(f64s(&out[1]), vec![1.0, 1.0, 1.0]);
+        assert_eq!(out[1].dtype(), DataType::Bool);
+    }
+
+    #[test]
+    fn splitmix_is_uniform_enough() {
+        let mut r = SplitMix(7);
+        let v: Vec<f64> = (0..10000).map(|_| r.unit()).collect();
+        assert!(v.iter().all(|x| (0.0..1.0).contains(x)));
+        let below = v.iter().filter(|&&x| x < 0.25).count();
+        assert!((2200..2800).contains(&below), "{below}");
     }
 }

@@ -120,11 +120,9 @@ pub fn einsum(cx: &mut InferCtx) -> Result<(), ShapeError> {
         let mut first = true;
         for (l, s) in spec.inputs.iter().zip(&shapes) {
             for (&lc, d) in l.iter().zip(s) {
-                if lc == c {
-                    if first || dim.as_ref().and_then(|e| e.as_int()) == Some(1) {
-                        dim = d.clone();
-                        first = false;
-                    }
+                if lc == c && (first || dim.as_ref().and_then(|e| e.as_int()) == Some(1)) {
+                    dim = d.clone();
+                    first = false;
                 }
             }
         }
