@@ -38,7 +38,7 @@ fn inferred_shapes_agree_with_runtime_shapes() {
         let Some(set) = sets.into_iter().next() else {
             continue;
         };
-        let given: Vec<(String, Option<TypeInfo>, Option<Vec<usize>>)> = graph
+        let given: Vec<shape::GivenInput> = graph
             .input
             .iter()
             .map(|i| {

@@ -766,7 +766,7 @@ fn cmd_inputs(s: &mut Session, a: &Args) -> R<Flow> {
 /// Symbols bound by an earlier run may change; those bound by `let` may not.
 fn bind_from_inputs(s: &mut Session) -> R<()> {
     let decl = declared_inputs(s)?;
-    let given: Vec<(String, Option<TypeInfo>, Option<Vec<usize>>)> = decl
+    let given: Vec<shape::GivenInput> = decl
         .into_iter()
         .map(|(name, ty, _)| {
             let shape = match s.inputs.get(&name) {

@@ -12,7 +12,7 @@ mod engine;
 pub mod rules;
 mod types;
 
-pub use check::{bind_symbols, check_shapes, CheckRow, CheckStatus};
+pub use check::{bind_symbols, check_shapes, CheckRow, CheckStatus, GivenInput};
 pub use ctx::{InferCtx, ShapeError, ShapeRule, SymValue};
 pub use engine::{infer_model, Equation, InferReport, Source, ValueReport};
 pub use types::{format_dims, format_shape_proto, Dim, TypeInfo};

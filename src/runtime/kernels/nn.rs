@@ -929,6 +929,36 @@ fn pool_kernel(info: &NodeInfo, kind: PoolKind) -> Result<Kernel, KernelError> {
         let mut oshape = sh[..2].to_vec();
         oshape.extend(&w.out);
         checked_size(&oshape)?;
+        if let (Tensor::F32(a), 4, 1) = (x, sh.len(), nout) {
+            let fast = match kind {
+                PoolKind::Max => Some(super::pool_fast::Pool2dKind::Max),
+                PoolKind::Avg { include_pad } => {
+                    Some(super::pool_fast::Pool2dKind::Avg { include_pad })
+                }
+                PoolKind::Lp(_) => None,
+            };
+            if let Some(k) = fast.filter(|_| w.dilations.iter().all(|&d| d == 1)) {
+                let g = super::pool_fast::Pool2d {
+                    h: sh[2],
+                    w: sh[3],
+                    kernel: [w.kernel[0], w.kernel[1]],
+                    strides: [w.strides[0], w.strides[1]],
+                    pad_begin: [w.pad_begin[0], w.pad_begin[1]],
+                    pad_end: [w.pad_end[0], w.pad_end[1]],
+                    out: [w.out[0], w.out[1]],
+                };
+                let xs = a.as_standard_layout();
+                let data = xs
+                    .as_slice()
+                    .ok_or_else(|| KernelError::new("pooling input layout"))?;
+                let y = super::pool_fast::pool2d_f32(data, sh[0] * sh[1], &g, k);
+                return Ok(vec![Tensor::F32(ArrayD::from_shape_vec(
+                    IxDyn(&oshape),
+                    y,
+                )?)
+                .into()]);
+            }
+        }
         let v = to_f64s(x, "X")?;
         let (y, ind) = pool_compute(kind, &v, &sh, &w, storage_order);
         let mut outs: Vec<Value> = vec![from_f64s(x.dtype(), &oshape, y)?.into()];

@@ -21,7 +21,9 @@ pub struct Pool2d {
 pub enum Pool2dKind {
     Max,
     /// Average; with `include_pad` the divisor counts padded positions too.
-    Avg { include_pad: bool },
+    Avg {
+        include_pad: bool,
+    },
 }
 
 /// Pools `planes` planes of `g.h × g.w` f32 values.
