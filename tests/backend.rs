@@ -39,3 +39,33 @@ fn backend_pass_count_does_not_drop() {
         "the backend pass count dropped: {passed} < {baseline}"
     );
 }
+
+/// Runs without events reuse the constant part of the graph: the second
+/// and third runs (served from that cache) must give the expected outputs
+/// too, and a run with events (no cache) the same.
+#[test]
+fn constant_cache_gives_the_same_outputs() {
+    use onnx_light::runtime::backend::{compare_values, load_case};
+    use onnx_light::runtime::{Plan, RunOptions};
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/models");
+    if !root.is_dir() {
+        eprintln!("skipped: no models at {}", root.display());
+        return;
+    }
+    for name in ["light_squeezenet", "light_resnet50"] {
+        let (model, sets) = load_case(&root.join(name)).expect("the model loads");
+        let plan = Plan::new(&model).expect("the model plans");
+        let set = &sets[0];
+        for (events, release) in [(false, true), (false, true), (true, false), (false, true)] {
+            let opts = RunOptions {
+                events,
+                release,
+                max_values: 4,
+            };
+            let res = plan.run(set.inputs.clone(), &opts).expect("the model runs");
+            let want = set.outputs[0].as_ref().expect("an expected output");
+            compare_values(&res.outputs[0].1, want)
+                .unwrap_or_else(|e| panic!("{name} (events {events}): {e}"));
+        }
+    }
+}

@@ -93,8 +93,22 @@ pub struct Plan {
     inputs: Vec<InputDecl>,
     input_names: Vec<String>,
     initializers: Vec<(String, Value)>,
+    /// The same initializers by name (read in place, never copied per run).
+    init_values: HashMap<String, Value>,
     steps: Vec<Step>,
     outputs: Vec<String>,
+    /// Steps whose result depends only on initializers (deterministic ops,
+    /// no subgraphs): computed once and reused by runs without events.
+    const_step: Vec<bool>,
+    /// Graph inputs with an initializer default that constant steps read;
+    /// giving one of them disables the cache for that run.
+    const_overridable: HashSet<String>,
+    const_cache: std::sync::OnceLock<HashMap<String, Value>>,
+}
+
+/// Operators whose result is not a function of their inputs.
+fn is_nondeterministic(op: &str) -> bool {
+    op.starts_with("Random") || op == "Bernoulli" || op == "Dropout" || op == "Multinomial"
 }
 
 type Opsets = BTreeMap<String, i64>;
@@ -373,12 +387,39 @@ impl Plan {
                 release: std::mem::take(&mut release[pos]),
             });
         }
+        let input_set: HashSet<&str> = graph.input.iter().map(|i| i.name()).collect();
+        let mut const_names: HashSet<String> = init_names.clone();
+        let mut const_overridable = HashSet::new();
+        let mut const_step = Vec::with_capacity(steps.len());
+        for (step, &i) in steps.iter().zip(&order) {
+            let ok = !is_nondeterministic(&step.op_type)
+                && implicit_inputs(&nodes[i]).is_empty()
+                && step
+                    .inputs
+                    .iter()
+                    .flatten()
+                    .all(|n| const_names.contains(n));
+            if ok {
+                for n in step.inputs.iter().flatten() {
+                    if input_set.contains(n.as_str()) {
+                        const_overridable.insert(n.clone());
+                    }
+                }
+                const_names.extend(step.outputs.iter().flatten().cloned());
+            }
+            const_step.push(ok);
+        }
+        let init_values = initializers.iter().cloned().collect();
         Ok(Plan {
             inputs,
             input_names,
             initializers,
+            init_values,
             steps,
             outputs,
+            const_step,
+            const_overridable,
+            const_cache: std::sync::OnceLock::new(),
         })
     }
 
@@ -497,10 +538,30 @@ impl Plan {
                     ),
                 );
             }
-            values.insert(name.clone(), v.clone());
         }
+        // Constant steps: reuse their results when no event is recorded.
+        let use_cache = depth == 0
+            && log.is_none()
+            && opts.release
+            && self.const_step.iter().any(|&c| c)
+            && !self
+                .const_overridable
+                .iter()
+                .any(|n| values.contains_key(n));
+        let cache = if use_cache {
+            self.const_cache.get()
+        } else {
+            None
+        };
+        let mut building: Option<HashMap<String, Value>> =
+            (use_cache && cache.is_none()).then(HashMap::new);
+        let empty = HashMap::new();
+        let cached: &HashMap<String, Value> = cache.unwrap_or(&empty);
         let outputs_set: HashSet<&str> = self.outputs.iter().map(|s| s.as_str()).collect();
-        for step in &self.steps {
+        for (si, step) in self.steps.iter().enumerate() {
+            if cache.is_some() && self.const_step[si] {
+                continue;
+            }
             let started = log.as_ref().map(|_| Instant::now());
             let produced = {
                 let mut args: Vec<Option<&Value>> = Vec::with_capacity(step.inputs.len());
@@ -510,6 +571,8 @@ impl Plan {
                         Some(n) => {
                             let v = values
                                 .get(n)
+                                .or_else(|| cached.get(n))
+                                .or_else(|| self.init_values.get(n))
                                 .or_else(|| outer.iter().rev().find_map(|m| m.get(n)));
                             match v {
                                 Some(v) => args.push(Some(v)),
@@ -524,6 +587,8 @@ impl Plan {
                     }
                 }
                 let mut scopes: Vec<&HashMap<String, Value>> = outer.to_vec();
+                scopes.push(&self.init_values);
+                scopes.push(cached);
                 scopes.push(&values);
                 let child_scope = if step.name.is_empty() {
                     step.op_type.clone()
@@ -570,6 +635,9 @@ impl Plan {
             }
             for (name, v) in step.outputs.iter().zip(produced) {
                 let Some(name) = name else { continue };
+                if let Some(b) = building.as_mut().filter(|_| self.const_step[si]) {
+                    b.insert(name.clone(), v.clone());
+                }
                 if log.is_some() {
                     let action = if values.contains_key(name) {
                         EventAction::Replace
@@ -614,10 +682,15 @@ impl Plan {
         for name in &self.outputs {
             let v = values
                 .get(name)
+                .or_else(|| cached.get(name))
+                .or_else(|| self.init_values.get(name))
                 .or_else(|| outer.iter().rev().find_map(|m| m.get(name)))
                 .cloned()
                 .ok_or_else(|| KernelError(format!("output '{name}' was not produced")))?;
             outs.push((name.clone(), v));
+        }
+        if let Some(b) = building {
+            let _ = self.const_cache.set(b);
         }
         Ok((outs, values))
     }
