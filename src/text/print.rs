@@ -302,18 +302,37 @@ pub(crate) fn attr_text(a: &AttributeProto, indent: usize) -> String {
     }
 }
 
-fn node_text(n: &NodeProto, indent: usize) -> String {
-    let mut s = String::new();
+/// Writes a name where an identifier or a quoted string may appear.
+fn push_name(s: &mut String, v: &str) {
+    if is_ident(v) {
+        s.push_str(v);
+    } else {
+        s.push_str(&quote(v));
+    }
+}
+
+fn push_names(s: &mut String, names: &[String]) {
+    for (k, v) in names.iter().enumerate() {
+        if k > 0 {
+            s.push_str(", ");
+        }
+        push_name(s, v);
+    }
+}
+
+/// Appends one node's text to `s`.
+fn push_node(s: &mut String, n: &NodeProto, indent: usize) {
     if let Some(label) = &n.name {
         if label.is_empty() {
             s.push_str("[] ");
         } else {
-            let _ = write!(s, "[{}] ", name(label));
+            s.push('[');
+            push_name(s, label);
+            s.push_str("] ");
         }
     }
-    let outs: Vec<String> = n.output.iter().map(|o| name(o)).collect();
-    s.push_str(&outs.join(", "));
-    if !outs.is_empty() {
+    push_names(s, &n.output);
+    if !n.output.is_empty() {
         s.push(' ');
     }
     s.push_str("= ");
@@ -323,25 +342,33 @@ fn node_text(n: &NodeProto, indent: usize) -> String {
     }
     s.push_str(n.op_type.as_deref().unwrap_or(""));
     if !n.attribute.is_empty() {
-        let attrs: Vec<String> = n
-            .attribute
-            .iter()
-            .map(|a| attr_text(a, indent + 4))
-            .collect();
-        let _ = write!(s, " <{}>", attrs.join(", "));
+        s.push_str(" <");
+        for (k, a) in n.attribute.iter().enumerate() {
+            if k > 0 {
+                s.push_str(", ");
+            }
+            s.push_str(&attr_text(a, indent + 4));
+        }
+        s.push('>');
     }
-    let ins: Vec<String> = n.input.iter().map(|i| name(i)).collect();
-    let _ = write!(s, " ({})", ins.join(", "));
-    s
+    s.push_str(" (");
+    push_names(s, &n.input);
+    s.push(')');
 }
 
 fn node_block(nodes: &[NodeProto], indent: usize) -> String {
     let pad = " ".repeat(indent);
-    let mut s = format!("{pad}{{\n");
+    let mut s = String::with_capacity(nodes.len() * 48 + 8);
+    s.push_str(&pad);
+    s.push_str("{\n");
     for n in nodes {
-        let _ = writeln!(s, "{pad}  {}", node_text(n, indent + 2));
+        s.push_str(&pad);
+        s.push_str("  ");
+        push_node(&mut s, n, indent + 2);
+        s.push('\n');
     }
-    let _ = write!(s, "{pad}}}");
+    s.push_str(&pad);
+    s.push('}');
     s
 }
 
