@@ -15,6 +15,7 @@ mod linalg;
 mod manip;
 mod misc;
 mod nn;
+mod random;
 mod reduce;
 mod sequence;
 mod tables;

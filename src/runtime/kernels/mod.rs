@@ -14,6 +14,7 @@ pub mod manip;
 pub mod misc2;
 pub mod nn;
 pub mod pool_fast;
+pub mod random;
 pub mod reduce;
 pub mod rnn;
 pub mod sequence;

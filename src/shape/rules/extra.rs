@@ -281,19 +281,26 @@ pub fn dft(cx: &mut InferCtx) -> Result<(), ShapeError> {
         return Err(ShapeError(format!("DFT axis {axis} is out of range")));
     }
     let ax = ax as usize;
+    let onesided = cx.attrs.int_or("onesided", 0) != 0;
+    let inverse = cx.attrs.int_or("inverse", 0) != 0;
+    // an inverse of a one-sided spectrum (irfft) rebuilds the full length
+    // 2*(n-1) and gives a real signal
+    let half_input = onesided && inverse;
     let len: Dim = if cx.has_input(1) {
         cx.value(1).and_then(|v| v.values.first().cloned())
+    } else if half_input {
+        s[ax]
+            .clone()
+            .map(|n| n.sub(&Expr::int(1)).mul(&Expr::int(2)))
     } else {
         s[ax].clone()
     };
-    let onesided = cx.attrs.int_or("onesided", 0) != 0;
-    let inverse = cx.attrs.int_or("inverse", 0) != 0;
     s[ax] = if onesided && !inverse {
         len.map(|l| l.floor_div(&Expr::int(2)).add(&Expr::int(1)))
     } else {
         len
     };
-    s[r - 1] = Some(Expr::int(2));
+    s[r - 1] = Some(Expr::int(if half_input { 1 } else { 2 }));
     cx.set_tensor(0, e, Some(s));
     Ok(())
 }

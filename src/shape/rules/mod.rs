@@ -8,6 +8,7 @@ pub mod linalg;
 pub mod manip;
 pub mod misc;
 pub mod nn;
+pub mod random;
 pub mod reduce;
 pub mod sequence;
 
