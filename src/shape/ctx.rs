@@ -73,7 +73,7 @@ pub struct InferCtx<'a> {
     pub(crate) values: Vec<Option<SymValue>>,
     pub(crate) outputs: Vec<Option<TypeInfo>>,
     pub(crate) out_values: Vec<Option<SymValue>>,
-    pub(crate) fresh: &'a mut usize,
+    pub(crate) fresh: &'a std::cell::Cell<usize>,
     pub(crate) warnings: Vec<String>,
     pub(crate) subgraph: &'a mut SubgraphInfer<'a>,
 }
@@ -145,8 +145,9 @@ impl<'a> InferCtx<'a> {
 
     /// A fresh symbol for a data-dependent dimension.
     pub fn fresh(&mut self) -> Expr {
-        *self.fresh += 1;
-        Expr::sym(&format!("_{}{}", self.node.op_type(), *self.fresh))
+        let n = self.fresh.get() + 1;
+        self.fresh.set(n);
+        Expr::sym(&format!("_{}{}", self.node.op_type(), n))
     }
 
     pub fn warn(&mut self, msg: impl Into<String>) {
