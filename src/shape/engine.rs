@@ -217,6 +217,12 @@ pub fn infer_model(model: &mut ModelProto) -> InferReport {
     engine.report
 }
 
+/// A fresh symbol made by a rule for a data-dependent size (`_NonZero3`).
+fn is_fresh(e: &Expr) -> bool {
+    let s = e.symbols();
+    s.len() == 1 && s.iter().all(|n| n.starts_with('_')) && e.to_string().starts_with('_')
+}
+
 fn symbols_of(ty: &TypeInfo, out: &mut BTreeSet<String>) {
     if let Some(s) = ty.shape() {
         for e in s.iter().flatten() {
@@ -518,7 +524,7 @@ impl Engine {
                         let (o, _) = child.graph(sg, Some(given), Some(env_ref), &sc);
                         *equations = child.equations;
                         sub_reports.push((child.report.values, child.report.warnings));
-                        o.into_iter().map(|k| k.map(|k| k.ty)).collect()
+                        o.into_iter().map(|k| k.map(|k| (k.ty, k.value))).collect()
                     };
                     let (res, warnings, o, ov) = {
                         let mut cx = InferCtx {
@@ -669,6 +675,11 @@ impl Engine {
             (Some(de), Some(ie)) => {
                 if de == ie {
                     return (d.clone(), i.clone());
+                }
+                // a fresh symbol (a data-dependent size) says less than
+                // any declared dimension
+                if is_fresh(ie) && !is_fresh(de) {
+                    return (d.clone(), d.clone());
                 }
                 let conflict = |s: &mut Self| {
                     s.report.warnings.push(format!(
