@@ -660,7 +660,8 @@ pub fn pad(cx: &mut InferCtx) -> Result<(), ShapeError> {
             .ints("pads")
             .map(|v| v.into_iter().map(Expr::int).collect())
     } else {
-        cx.value(1).map(|v| v.values.clone())
+        // pads that depend on data are fresh symbols
+        cx.shape_value_or_fresh(1)
     };
     let axes: Option<Vec<usize>> = if cx.opset >= 18 && cx.has_input(3) {
         match cx.ints(3) {
@@ -670,7 +671,8 @@ pub fn pad(cx: &mut InferCtx) -> Result<(), ShapeError> {
                     .collect::<Result<_, _>>()?,
             ),
             None => {
-                cx.set_tensor(0, elem, Some(vec![None; r]));
+                let dims = (0..r).map(|_| Some(cx.fresh())).collect();
+                cx.set_tensor(0, elem, Some(dims));
                 return Ok(());
             }
         }
@@ -679,7 +681,8 @@ pub fn pad(cx: &mut InferCtx) -> Result<(), ShapeError> {
     };
     let axes = axes.unwrap_or_else(|| (0..r).collect());
     let Some(pads) = pads else {
-        cx.set_tensor(0, elem, Some(vec![None; r]));
+        let dims = (0..r).map(|_| Some(cx.fresh())).collect();
+        cx.set_tensor(0, elem, Some(dims));
         return Ok(());
     };
     if pads.len() != 2 * axes.len() {
