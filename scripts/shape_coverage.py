@@ -90,7 +90,7 @@ def run(tool, model):
         if tool == "onnx":
             return shape_inference.infer_shapes(m, data_prop=True), None
         out = SymbolicShapeInference.infer_shapes(m, auto_merge=True, guess_output_rank=False)
-        return out, None
+        return (out, None) if out is not None else (None, "NoModel")
     except (Exception, Timeout) as e:  # a failing tool infers nothing
         return None, type(e).__name__
     finally:

@@ -80,14 +80,14 @@ pub fn check_shapes(
 /// Where a symbol got its value: (value, input name, axis).
 type Origin = (i64, String, usize);
 
+/// An input to bind: its name, declared type and the runtime shape.
+pub type GivenInput = (String, Option<TypeInfo>, Option<Vec<usize>>);
+
 /// Binds the plain symbols of declared input shapes (`float[N,4]`) from the
 /// shapes of the given values. `fixed` are bindings that must not change;
 /// an input that disagrees with one, or two inputs that disagree, is an
 /// error naming the input, axis, symbol and both values.
-pub fn bind_symbols(
-    inputs: &[(String, Option<TypeInfo>, Option<Vec<usize>>)],
-    fixed: &Bindings,
-) -> Result<Bindings, String> {
+pub fn bind_symbols(inputs: &[GivenInput], fixed: &Bindings) -> Result<Bindings, String> {
     let mut found: std::collections::BTreeMap<String, Origin> = Default::default();
     for (name, ty, shape) in inputs {
         let (Some(decl), Some(shape)) = (ty.as_ref().and_then(|t| t.shape()), shape) else {
