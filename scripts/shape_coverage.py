@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 
 import onnx
 from onnx import shape_inference
@@ -44,7 +45,7 @@ def model_paths(args):
     if not args:
         paths = sorted(glob.glob(os.path.join(SHARED, "onnx-backend", "node", "*", "model.onnx")))
         paths += sorted(glob.glob(os.path.join(SHARED, "models", "*", "model.onnx")))
-    return [os.path.normpath(p) for p in paths]
+    return [os.path.normpath(os.path.abspath(p)) for p in paths]
 
 
 def complete(tp):
@@ -118,6 +119,8 @@ def main():
     build = "--no-build" not in sys.argv
     paths = model_paths(args)
     our = ours(paths, build)
+    # onnxruntime's symbolic inference writes a temporary model in the cwd
+    os.chdir(tempfile.mkdtemp(prefix="shape_coverage_"))
     tools = ["ours", "onnx", "ort-symbolic"]
     tot = {t: [0, 0] for t in tools}
     fails = {"onnx": 0, "ort-symbolic": 0}
