@@ -61,8 +61,13 @@ impl SymValue {
 }
 
 /// Infers a subgraph given its input types; returns its output types.
+/// Infers a subgraph given its input types; returns its output types with
+/// their known values.
 pub type SubgraphInfer<'a> =
-    dyn FnMut(&GraphProto, Vec<Option<TypeInfo>>, &str) -> Vec<Option<TypeInfo>> + 'a;
+    dyn FnMut(&GraphProto, Vec<Option<TypeInfo>>, &str) -> Vec<SubgraphOutput> + 'a;
+
+/// One output of a subgraph: its type and, when known, its value.
+pub type SubgraphOutput = Option<(TypeInfo, Option<SymValue>)>;
 
 /// The context of one node's inference.
 pub struct InferCtx<'a> {
@@ -73,7 +78,7 @@ pub struct InferCtx<'a> {
     pub(crate) values: Vec<Option<SymValue>>,
     pub(crate) outputs: Vec<Option<TypeInfo>>,
     pub(crate) out_values: Vec<Option<SymValue>>,
-    pub(crate) fresh: &'a mut usize,
+    pub(crate) fresh: &'a std::cell::Cell<usize>,
     pub(crate) warnings: Vec<String>,
     pub(crate) subgraph: &'a mut SubgraphInfer<'a>,
 }
@@ -127,6 +132,22 @@ impl<'a> InferCtx<'a> {
         self.value(i).and_then(|v| v.ints())
     }
 
+    /// The elements of 1-D input `i` used as a shape: the known value, else
+    /// (length known) fresh symbols, one per data-dependent element.
+    pub fn shape_value_or_fresh(&mut self, i: usize) -> Option<Vec<Expr>> {
+        if let Some(v) = self.value(i) {
+            return Some(v.values.clone());
+        }
+        let n = match self.shape(i)? {
+            [d] => d.as_ref()?.as_int()?,
+            _ => return None,
+        };
+        if !(0..=64).contains(&n) {
+            return None;
+        }
+        Some((0..n).map(|_| self.fresh()).collect())
+    }
+
     pub fn set(&mut self, i: usize, t: TypeInfo) {
         if i < self.outputs.len() {
             self.outputs[i] = Some(t);
@@ -145,8 +166,9 @@ impl<'a> InferCtx<'a> {
 
     /// A fresh symbol for a data-dependent dimension.
     pub fn fresh(&mut self) -> Expr {
-        *self.fresh += 1;
-        Expr::sym(&format!("_{}{}", self.node.op_type(), *self.fresh))
+        let n = self.fresh.get() + 1;
+        self.fresh.set(n);
+        Expr::sym(&format!("_{}{}", self.node.op_type(), n))
     }
 
     pub fn warn(&mut self, msg: impl Into<String>) {
@@ -159,6 +181,19 @@ impl<'a> InferCtx<'a> {
         attr: &str,
         inputs: Vec<Option<TypeInfo>>,
     ) -> Result<Vec<Option<TypeInfo>>, ShapeError> {
+        Ok(self
+            .infer_subgraph_values(attr, inputs)?
+            .into_iter()
+            .map(|o| o.map(|(t, _)| t))
+            .collect())
+    }
+
+    /// Infers a graph attribute; its outputs' types and known values.
+    pub fn infer_subgraph_values(
+        &mut self,
+        attr: &str,
+        inputs: Vec<Option<TypeInfo>>,
+    ) -> Result<Vec<SubgraphOutput>, ShapeError> {
         let g = self
             .attrs
             .graph(attr)

@@ -1,14 +1,17 @@
 //! The inference engine: walks graphs (and subgraphs) in order, applies the
 //! rules, merges inferred types with declared ones, and writes value_info.
 
+use super::ctx::ShapeRule;
 use super::ctx::{InferCtx, SymValue};
 use super::types::{Dim, TypeInfo};
 use crate::expr::{Bindings, Expr};
 use crate::ops::{self, Attrs};
-use crate::proto::{GraphProto, ModelProto, ValueInfoProto};
+use crate::proto::{FunctionProto, GraphProto, ModelProto, NodeProto, ValueInfoProto};
 use crate::tensor::{self, DataType};
 use serde::Serialize;
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
 
 /// Where a value's type comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -99,13 +102,43 @@ struct Known {
     value: Option<SymValue>,
 }
 
-type Env = HashMap<String, Known>;
+/// The values a graph sees: its own, then those of the graphs enclosing it,
+/// looked up through the chain (never copied, so subgraphs cost their own
+/// size only).
+struct Scope<'p> {
+    vars: HashMap<String, Known>,
+    parent: Option<&'p Scope<'p>>,
+}
+
+impl Scope<'_> {
+    fn get(&self, name: &str) -> Option<&Known> {
+        let mut s = self;
+        loop {
+            if let Some(k) = s.vars.get(name) {
+                return Some(k);
+            }
+            s = s.parent?;
+        }
+    }
+}
+
+/// A model-local function: (domain, name, overload).
+type FnKey = (String, String, String);
+
+/// How deep function calls may nest (recursion guard).
+const MAX_FUNCTION_DEPTH: usize = 16;
 
 struct Engine {
-    opsets: BTreeMap<String, i64>,
-    fresh: usize,
+    opsets: Rc<BTreeMap<String, i64>>,
+    functions: Rc<HashMap<FnKey, FunctionProto>>,
+    /// Function-call depth of this engine.
+    depth: usize,
+    /// Shared by every engine of one inference, so fresh symbols are unique.
+    fresh: Rc<Cell<usize>>,
     report: InferReport,
     equations: BTreeMap<String, Expr>,
+    /// Rules looked up so far, by (domain, op type).
+    rules: HashMap<(String, String), Option<ShapeRule>>,
 }
 
 /// Largest initializer (in elements) whose values are tracked.
@@ -113,7 +146,7 @@ const MAX_TRACKED: usize = 1024;
 
 fn sym_value_of(t: &crate::proto::TensorProto) -> Option<SymValue> {
     let dt = DataType::from_code(t.data_type())?;
-    if !dt.is_int() {
+    if !dt.is_int() && dt != DataType::Bool {
         return None;
     }
     let n: i64 = t.dims.iter().product();
@@ -128,33 +161,50 @@ fn sym_value_of(t: &crate::proto::TensorProto) -> Option<SymValue> {
     })
 }
 
+fn norm_domain(d: &str) -> &str {
+    if d == "ai.onnx" {
+        ""
+    } else {
+        d
+    }
+}
+
 /// Infers every value of a model, writes the inferred types of node outputs
 /// to `graph.value_info`, and returns the report.
 pub fn infer_model(model: &mut ModelProto) -> InferReport {
     let opsets = model
         .opset_import
         .iter()
-        .map(|o| {
-            let d = if o.domain() == "ai.onnx" {
-                ""
-            } else {
-                o.domain()
-            };
-            (d.to_string(), o.version())
+        .map(|o| (norm_domain(o.domain()).to_string(), o.version()))
+        .collect();
+    let functions = model
+        .functions
+        .iter()
+        .map(|f| {
+            (
+                (
+                    norm_domain(f.domain()).to_string(),
+                    f.name().to_string(),
+                    f.overload().to_string(),
+                ),
+                f.clone(),
+            )
         })
         .collect();
     let mut engine = Engine {
-        opsets,
-        fresh: 0,
+        opsets: Rc::new(opsets),
+        functions: Rc::new(functions),
+        depth: 0,
+        fresh: Rc::new(Cell::new(0)),
         report: InferReport::default(),
         equations: BTreeMap::new(),
+        rules: HashMap::new(),
     };
     let Some(graph) = model.graph.as_mut() else {
         engine.report.warnings.push("the model has no graph".into());
         return engine.report;
     };
-    let outer = Env::new();
-    let (_, written) = engine.graph(graph, None, &outer, "");
+    let (_, written) = engine.graph(graph, None, None, "");
     // value_info: replace entries for the values we inferred
     let names: BTreeSet<&str> = written.iter().map(|v| v.name()).collect();
     graph.value_info.retain(|v| !names.contains(v.name()));
@@ -167,6 +217,12 @@ pub fn infer_model(model: &mut ModelProto) -> InferReport {
     engine.report
 }
 
+/// A fresh symbol made by a rule for a data-dependent size (`_NonZero3`).
+fn is_fresh(e: &Expr) -> bool {
+    let s = e.symbols();
+    s.len() == 1 && s.iter().all(|n| n.starts_with('_')) && e.to_string().starts_with('_')
+}
+
 fn symbols_of(ty: &TypeInfo, out: &mut BTreeSet<String>) {
     if let Some(s) = ty.shape() {
         for e in s.iter().flatten() {
@@ -175,17 +231,148 @@ fn symbols_of(ty: &TypeInfo, out: &mut BTreeSet<String>) {
     }
 }
 
+/// A function body node with its attribute references (`@name`) bound to
+/// the calling node's attributes, else to the function's defaults; a
+/// reference to neither is dropped. Formal inputs the call leaves out
+/// become absent (`""`).
+fn bind_node(
+    n: &NodeProto,
+    call: &NodeProto,
+    f: &FunctionProto,
+    absent: &BTreeSet<&str>,
+) -> NodeProto {
+    let mut n = n.clone();
+    n.attribute = n
+        .attribute
+        .iter()
+        .filter_map(|a| {
+            let Some(r) = a.ref_attr_name.as_deref() else {
+                return Some(a.clone());
+            };
+            let src = call
+                .attribute
+                .iter()
+                .find(|c| c.name() == r)
+                .or_else(|| f.attribute_proto.iter().find(|c| c.name() == r))?;
+            let mut b = src.clone();
+            b.name = a.name.clone();
+            Some(b)
+        })
+        .collect();
+    if !absent.is_empty() {
+        for i in n.input.iter_mut() {
+            if absent.contains(i.as_str()) {
+                i.clear();
+            }
+        }
+    }
+    n
+}
+
 impl Engine {
+    /// The shape rule of an operator, cached by (domain, op type).
+    fn rule(&mut self, domain: &str, op_type: &str, opset: i64) -> Option<ShapeRule> {
+        if let Some(r) = self.rules.get(&(domain.to_string(), op_type.to_string())) {
+            return *r;
+        }
+        let r = ops::lookup(domain, op_type, opset).and_then(|d| d.shape);
+        self.rules
+            .insert((domain.to_string(), op_type.to_string()), r);
+        r
+    }
+
+    /// Infers a call of a model-local function through its body: formal
+    /// inputs take the actual types and values. Returns the output types
+    /// and values, and the body's warnings.
+    #[allow(clippy::type_complexity)]
+    fn call_function(
+        &mut self,
+        f: &FunctionProto,
+        call: &NodeProto,
+        inputs: &[Option<TypeInfo>],
+        values: &[Option<SymValue>],
+    ) -> (Vec<Option<TypeInfo>>, Vec<Option<SymValue>>, Vec<String>) {
+        let name = format!("{}.{}", f.domain(), f.name());
+        if self.depth >= MAX_FUNCTION_DEPTH {
+            let w = format!("function '{name}' nests deeper than {MAX_FUNCTION_DEPTH} calls");
+            return (vec![], vec![], vec![w]);
+        }
+        let mut opsets = (*self.opsets).clone();
+        for o in &f.opset_import {
+            opsets.insert(norm_domain(o.domain()).to_string(), o.version());
+        }
+        let absent: BTreeSet<&str> = f
+            .input
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| call.input.get(*i).is_none_or(|s| s.is_empty()))
+            .map(|(_, n)| n.as_str())
+            .collect();
+        let vi = |n: &String| ValueInfoProto {
+            name: Some(n.clone()),
+            ..Default::default()
+        };
+        let body = GraphProto {
+            name: f.name.clone(),
+            node: f
+                .node
+                .iter()
+                .map(|n| bind_node(n, call, f, &absent))
+                .collect(),
+            input: f.input.iter().map(vi).collect(),
+            output: f.output.iter().map(vi).collect(),
+            value_info: f.value_info.clone(),
+            ..Default::default()
+        };
+        let given = (0..f.input.len())
+            .map(|i| {
+                inputs.get(i).cloned().flatten().map(|ty| Known {
+                    ty,
+                    value: values.get(i).cloned().flatten(),
+                })
+            })
+            .collect();
+        let mut child = Engine {
+            opsets: Rc::new(opsets),
+            functions: self.functions.clone(),
+            depth: self.depth + 1,
+            fresh: self.fresh.clone(),
+            report: InferReport::default(),
+            // the body's declared symbols are its own
+            equations: BTreeMap::new(),
+            rules: HashMap::new(),
+        };
+        let (outs, _) = child.graph(&body, Some(given), None, &name);
+        let warnings = child
+            .report
+            .warnings
+            .into_iter()
+            .map(|w| format!("in function '{name}': {w}"))
+            .collect();
+        let (tys, vals) = outs
+            .into_iter()
+            .map(|k| match k {
+                Some(k) => (Some(k.ty), k.value),
+                None => (None, None),
+            })
+            .unzip();
+        (tys, vals, warnings)
+    }
+
     /// Infers one graph. `given` overrides the declared input types
-    /// (subgraphs). Returns the output types and the value_info to write.
+    /// (subgraphs, function bodies); `outer` is what the enclosing graphs
+    /// define. Returns the outputs and the value_info to write.
     fn graph(
         &mut self,
         g: &GraphProto,
-        given: Option<Vec<Option<TypeInfo>>>,
-        outer: &Env,
+        given: Option<Vec<Option<Known>>>,
+        outer: Option<&Scope>,
         scope: &str,
-    ) -> (Vec<Option<TypeInfo>>, Vec<ValueInfoProto>) {
-        let mut env: Env = outer.clone();
+    ) -> (Vec<Option<Known>>, Vec<ValueInfoProto>) {
+        let mut env = Scope {
+            vars: HashMap::with_capacity(g.input.len() + g.initializer.len() + g.node.len()),
+            parent: outer,
+        };
         let mut input_syms = BTreeSet::new();
         let declared: HashMap<&str, TypeInfo> = g
             .value_info
@@ -199,9 +386,10 @@ impl Engine {
             .collect();
         for (i, vi) in g.input.iter().enumerate() {
             let decl = vi.r#type.as_ref().map(TypeInfo::from_proto);
-            let ty = given
-                .as_ref()
-                .and_then(|gv| gv.get(i).cloned().flatten())
+            let given_k = given.as_ref().and_then(|gv| gv.get(i).cloned().flatten());
+            let value = given_k.as_ref().and_then(|k| k.value.clone());
+            let ty = given_k
+                .map(|k| k.ty)
                 .or(decl.clone())
                 .unwrap_or(TypeInfo::Unknown);
             symbols_of(&ty, &mut input_syms);
@@ -215,7 +403,7 @@ impl Engine {
                     Source::Declared
                 },
             });
-            env.insert(vi.name().to_string(), Known { ty, value: None });
+            env.vars.insert(vi.name().to_string(), Known { ty, value });
         }
         for t in &g.initializer {
             let elem = DataType::from_code(t.data_type()).unwrap_or(DataType::Undefined);
@@ -228,7 +416,7 @@ impl Engine {
                     source: Source::Declared,
                 });
             }
-            env.insert(
+            env.vars.insert(
                 t.name().to_string(),
                 Known {
                     ty,
@@ -263,49 +451,80 @@ impl Engine {
             let values: Vec<Option<SymValue>> = node
                 .input
                 .iter()
-                .map(|n| env.get(n).and_then(|k| k.value.clone()))
+                .map(|n| {
+                    if n.is_empty() {
+                        None
+                    } else {
+                        env.get(n).and_then(|k| k.value.clone())
+                    }
+                })
                 .collect();
-            let domain = if node.domain() == "ai.onnx" {
-                ""
-            } else {
-                node.domain()
-            };
-            let opset = self.opsets.get(domain).copied();
-            let rule =
-                opset.and_then(|v| ops::lookup(domain, node.op_type(), v).and_then(|d| d.shape));
+            let domain = norm_domain(node.domain());
             let n_out = node.output.len();
             let mut outs: Vec<Option<TypeInfo>> = vec![None; n_out];
             let mut out_values: Vec<Option<SymValue>> = vec![None; n_out];
-            match (opset, rule) {
-                (None, _) => self.report.warnings.push(format!(
+            let functions = self.functions.clone();
+            let function = if functions.is_empty() {
+                None
+            } else {
+                functions.get(&(
+                    domain.to_string(),
+                    node.op_type().to_string(),
+                    node.overload().to_string(),
+                ))
+            };
+            let opset = self.opsets.get(domain).copied();
+            let rule = match (function, opset) {
+                (None, Some(v)) => self.rule(domain, node.op_type(), v),
+                _ => None,
+            };
+            match (function, opset, rule) {
+                (Some(f), _, _) => {
+                    let (o, ov, warnings) = self.call_function(f, node, &inputs, &values);
+                    for w in warnings {
+                        self.report.warnings.push(format!("{who}: {w}"));
+                    }
+                    for (k, (t, v)) in o.into_iter().zip(ov).enumerate().take(n_out) {
+                        outs[k] = t;
+                        out_values[k] = v;
+                    }
+                }
+                (None, None, _) => self.report.warnings.push(format!(
                     "{who}: the model imports no opset for domain '{domain}'"
                 )),
-                (Some(v), None) => self.report.warnings.push(format!(
+                (None, Some(v), None) => self.report.warnings.push(format!(
                     "{who}: no shape rule for '{}' (domain '{domain}', opset {v})",
                     node.op_type()
                 )),
-                (Some(opset), Some(rule)) => {
-                    let mut fresh = self.fresh;
+                (None, Some(opset), Some(rule)) => {
+                    let fresh = self.fresh.clone();
                     let env_ref = &env;
                     let mut sub_reports: Vec<(Vec<ValueReport>, Vec<String>)> = vec![];
-                    let opsets = self.opsets.clone();
+                    let (opsets, functions, depth) = (&self.opsets, &self.functions, self.depth);
                     let equations = &mut self.equations;
                     let mut sub = |sg: &GraphProto, tys: Vec<Option<TypeInfo>>, sc: &str| {
                         let mut child = Engine {
                             opsets: opsets.clone(),
-                            fresh: 0,
+                            functions: functions.clone(),
+                            depth,
+                            fresh: fresh.clone(),
                             report: InferReport::default(),
                             equations: std::mem::take(equations),
+                            rules: HashMap::new(),
                         };
                         let sc = if scope.is_empty() {
                             sc.to_string()
                         } else {
                             format!("{scope}/{sc}")
                         };
-                        let (o, _) = child.graph(sg, Some(tys), env_ref, &sc);
+                        let given = tys
+                            .into_iter()
+                            .map(|t| t.map(|ty| Known { ty, value: None }))
+                            .collect();
+                        let (o, _) = child.graph(sg, Some(given), Some(env_ref), &sc);
                         *equations = child.equations;
                         sub_reports.push((child.report.values, child.report.warnings));
-                        o
+                        o.into_iter().map(|k| k.map(|k| (k.ty, k.value))).collect()
                     };
                     let (res, warnings, o, ov) = {
                         let mut cx = InferCtx {
@@ -316,14 +535,13 @@ impl Engine {
                             values,
                             outputs: vec![None; n_out],
                             out_values: vec![None; n_out],
-                            fresh: &mut fresh,
+                            fresh: &self.fresh,
                             warnings: vec![],
                             subgraph: &mut sub,
                         };
                         let res = rule(&mut cx);
                         (res, cx.warnings, cx.outputs, cx.out_values)
                     };
-                    self.fresh = fresh;
                     for (v, w) in sub_reports {
                         self.report.values.extend(v);
                         self.report.warnings.extend(w);
@@ -361,7 +579,7 @@ impl Engine {
                         ..Default::default()
                     });
                 }
-                env.insert(
+                env.vars.insert(
                     name.clone(),
                     Known {
                         ty: used,
@@ -373,7 +591,7 @@ impl Engine {
         let outs = g
             .output
             .iter()
-            .map(|o| env.get(o.name()).map(|k| k.ty.clone()))
+            .map(|o| env.get(o.name()).cloned())
             .collect();
         (outs, written)
     }
@@ -457,6 +675,11 @@ impl Engine {
             (Some(de), Some(ie)) => {
                 if de == ie {
                     return (d.clone(), i.clone());
+                }
+                // a fresh symbol (a data-dependent size) says less than
+                // any declared dimension
+                if is_fresh(ie) && !is_fresh(de) {
+                    return (d.clone(), d.clone());
                 }
                 let conflict = |s: &mut Self| {
                     s.report.warnings.push(format!(

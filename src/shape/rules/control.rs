@@ -100,15 +100,71 @@ fn remove_dim(t: &TypeInfo, axis: usize) -> TypeInfo {
     }
 }
 
+/// Like [`merge_types`], but dimensions the two types disagree on become
+/// fresh symbols (the size depends on data) instead of unknown.
+fn merge_fresh(cx: &mut InferCtx, a: &TypeInfo, b: &TypeInfo) -> TypeInfo {
+    let mut m = merge_types(a, b);
+    freshen(cx, &mut m, a, b);
+    m
+}
+
+fn freshen(cx: &mut InferCtx, m: &mut TypeInfo, a: &TypeInfo, b: &TypeInfo) {
+    match (m, a, b) {
+        (
+            TypeInfo::Tensor { shape: Some(s), .. },
+            TypeInfo::Tensor { shape: Some(x), .. },
+            TypeInfo::Tensor { shape: Some(y), .. },
+        ) => {
+            for (k, d) in s.iter_mut().enumerate() {
+                if d.is_none() && x[k].is_some() && y[k].is_some() {
+                    *d = Some(cx.fresh());
+                }
+            }
+        }
+        (TypeInfo::Sequence(m), TypeInfo::Sequence(x), TypeInfo::Sequence(y))
+        | (TypeInfo::Optional(m), TypeInfo::Optional(x), TypeInfo::Optional(y)) => {
+            freshen(cx, m, x, y)
+        }
+        _ => {}
+    }
+}
+
+/// If: a known condition takes its branch (types and values); otherwise
+/// the two branches merge, sizes they disagree on becoming fresh symbols.
 pub fn if_rule(cx: &mut InferCtx) -> Result<(), ShapeError> {
-    let a = cx.infer_subgraph("then_branch", vec![])?;
-    let b = cx.infer_subgraph("else_branch", vec![])?;
+    let cond = cx.ints(0).filter(|v| v.len() == 1).map(|v| v[0] != 0);
+    if let Some(c) = cond {
+        let outs =
+            cx.infer_subgraph_values(if c { "then_branch" } else { "else_branch" }, vec![])?;
+        for (i, o) in outs.into_iter().enumerate().take(cx.num_outputs()) {
+            if let Some((t, v)) = o {
+                cx.set(i, t);
+                if let Some(v) = v {
+                    cx.set_value(i, v);
+                }
+            }
+        }
+        return Ok(());
+    }
+    let a = cx.infer_subgraph_values("then_branch", vec![])?;
+    let b = cx.infer_subgraph_values("else_branch", vec![])?;
     for i in 0..cx.num_outputs() {
-        if let Some(t) = merge_opt(
-            a.get(i).and_then(|t| t.as_ref()),
-            b.get(i).and_then(|t| t.as_ref()),
-        ) {
+        let ta = a.get(i).and_then(|t| t.as_ref());
+        let tb = b.get(i).and_then(|t| t.as_ref());
+        let t = match (ta, tb) {
+            (Some((x, _)), Some((y, _))) => Some(merge_fresh(cx, x, y)),
+            (Some((x, _)), None) | (None, Some((x, _))) => Some(x.clone()),
+            (None, None) => None,
+        };
+        if let Some(t) = t {
             cx.set(i, t);
+        }
+        // both branches give the same known value
+        if let (Some((_, Some(va))), Some((_, Some(vb)))) = (ta, tb) {
+            if va == vb {
+                let v = va.clone();
+                cx.set_value(i, v);
+            }
         }
     }
     Ok(())

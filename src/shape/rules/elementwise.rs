@@ -24,7 +24,98 @@ pub fn broadcast_inputs(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let refs: Vec<&[_]> = shapes.iter().map(|s| s.as_slice()).collect();
     let out = broadcast(&refs)?;
     cx.set_tensor(0, elem, Some(out));
+    if elem.is_int() {
+        fold_values(cx);
+    }
     Ok(())
+}
+
+/// Data propagation of the variadic integer operators and Mod.
+fn fold_values(cx: &mut InferCtx) {
+    let fold = |a: &[Expr], f: fn(&Expr, &Expr) -> Expr| {
+        a.iter().skip(1).fold(a[0].clone(), |m, x| f(&m, x))
+    };
+    match cx.node.op_type() {
+        "Max" => propagate_all(cx, |a| Some(fold(a, Expr::max))),
+        "Min" => propagate_all(cx, |a| Some(fold(a, Expr::min))),
+        "Sum" => propagate_all(cx, |a| Some(fold(a, Expr::add))),
+        // integer Mod takes the divisor's sign (floor modulo)
+        "Mod" if cx.attrs.int_or("fmod", 0) == 0 => propagate(cx, |a, b| {
+            let (x, y) = (a.as_int()?, b.as_int()?);
+            let r = x.checked_rem_euclid(y)?;
+            Some(Expr::int(if y < 0 && r != 0 { r + y } else { r }))
+        }),
+        _ => {}
+    }
+}
+
+/// Data propagation of an elementwise operator over all its inputs' known
+/// values (broadcasting scalars and equal-length tensors).
+fn propagate_all(cx: &mut InferCtx, f: impl Fn(&[Expr]) -> Option<Expr>) {
+    let n_in = cx.num_inputs();
+    let vals: Option<Vec<SymValue>> = (0..n_in).map(|i| cx.value(i).cloned()).collect();
+    let Some(vals) = vals.filter(|v| !v.is_empty()) else {
+        return;
+    };
+    let n = vals.iter().map(|v| v.values.len()).max().unwrap_or(0);
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut args = Vec::with_capacity(vals.len());
+        for v in &vals {
+            match v.values.len() {
+                1 => args.push(v.values[0].clone()),
+                k if k == n => args.push(v.values[i].clone()),
+                _ => return,
+            }
+        }
+        match f(&args) {
+            Some(e) => out.push(e),
+            None => return,
+        }
+    }
+    let shape = vals
+        .iter()
+        .max_by_key(|v| v.shape.len())
+        .map(|v| v.shape.clone())
+        .unwrap_or_default();
+    if shape.iter().product::<usize>() == out.len() {
+        cx.set_value(0, SymValue { shape, values: out });
+    }
+}
+
+/// Data propagation of a unary operator.
+fn propagate_unary(cx: &mut InferCtx, f: impl Fn(&Expr) -> Option<Expr>) {
+    if let Some(v) = cx.value(0).cloned() {
+        let values: Option<Vec<Expr>> = v.values.iter().map(&f).collect();
+        if let Some(values) = values {
+            cx.set_value(
+                0,
+                SymValue {
+                    shape: v.shape,
+                    values,
+                },
+            );
+        }
+    }
+}
+
+fn truth(b: bool) -> Expr {
+    Expr::int(i64::from(b))
+}
+
+/// Comparison of two known values: constants, or expressions whose
+/// difference simplifies to a constant.
+fn compare_values(a: &Expr, b: &Expr, op: &str) -> Option<Expr> {
+    let d = a.sub(b).as_int()?;
+    let r = match op {
+        "Equal" => d == 0,
+        "Less" => d < 0,
+        "LessOrEqual" => d <= 0,
+        "Greater" => d > 0,
+        "GreaterOrEqual" => d >= 0,
+        _ => return None,
+    };
+    Some(truth(r))
 }
 
 fn propagate(cx: &mut InferCtx, f: impl Fn(&Expr, &Expr) -> Option<Expr>) {
@@ -79,10 +170,21 @@ pub fn div(cx: &mut InferCtx) -> Result<(), ShapeError> {
     Ok(())
 }
 
-/// Output 0 has input 0's type and shape.
+/// Output 0 has input 0's type and shape; integer values propagate
+/// through Neg, Abs, Sign, Not and the rounding operators.
 pub fn same_as_input(cx: &mut InferCtx) -> Result<(), ShapeError> {
     if let Some(t) = cx.input(0).cloned() {
         cx.set(0, t);
+    }
+    match cx.node.op_type() {
+        "Neg" => propagate_unary(cx, |e| Some(e.neg())),
+        "Abs" => propagate_unary(cx, |e| e.as_int().map(|v| Expr::int(v.saturating_abs()))),
+        "Sign" => propagate_unary(cx, |e| e.as_int().map(|v| Expr::int(v.signum()))),
+        "Not" => propagate_unary(cx, |e| e.as_int().map(|v| truth(v == 0))),
+        "Floor" | "Ceil" | "Round" if cx.elem(0).is_some_and(|e| e.is_int()) => {
+            propagate_unary(cx, |e| Some(e.clone()))
+        }
+        _ => {}
     }
     Ok(())
 }
@@ -119,7 +221,17 @@ fn broadcast_as(cx: &mut InferCtx, elem: crate::tensor::DataType) -> Result<(), 
 
 /// Comparisons: the broadcast shape, bool elements.
 pub fn compare(cx: &mut InferCtx) -> Result<(), ShapeError> {
-    broadcast_as(cx, crate::tensor::DataType::Bool)
+    broadcast_as(cx, crate::tensor::DataType::Bool)?;
+    let op = cx.node.op_type().to_string();
+    match op.as_str() {
+        "And" => propagate(cx, |a, b| Some(truth(a.as_int()? != 0 && b.as_int()? != 0))),
+        "Or" => propagate(cx, |a, b| Some(truth(a.as_int()? != 0 || b.as_int()? != 0))),
+        "Xor" => propagate(cx, |a, b| {
+            Some(truth((a.as_int()? != 0) != (b.as_int()? != 0)))
+        }),
+        _ => propagate(cx, |a, b| compare_values(a, b, &op)),
+    }
+    Ok(())
 }
 
 /// Output 0 is bool with input 0's shape (IsNaN, IsInf).
@@ -140,7 +252,15 @@ pub fn where_rule(cx: &mut InferCtx) -> Result<(), ShapeError> {
         Some(e) => e,
         None => cx.elem_req(2)?,
     };
-    broadcast_as(cx, elem)
+    broadcast_as(cx, elem)?;
+    // a known condition selects; an unknown one still gives a value where
+    // both choices agree
+    propagate_all(cx, |a| match (a.len(), a[0].as_int()) {
+        (3, Some(c)) => Some(if c != 0 { a[1].clone() } else { a[2].clone() }),
+        (3, None) if a[1] == a[2] => Some(a[1].clone()),
+        _ => None,
+    });
+    Ok(())
 }
 
 /// PRelu: X's type, the broadcast of X and slope.
@@ -166,13 +286,37 @@ pub fn cast(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let to = dtype_of_code(code, "to")?;
     let shape = cx.shape(0).map(|s| s.to_vec());
     cx.set_tensor(0, to, shape);
-    let from_int = cx.elem(0).is_some_and(|e| e.is_int());
-    if from_int && to.is_int() {
+    let from_int = cx
+        .elem(0)
+        .is_some_and(|e| e.is_int() || e == crate::tensor::DataType::Bool);
+    if from_int && (to.is_int() || to == crate::tensor::DataType::Bool) {
         if let Some(v) = cx.value(0).cloned() {
-            cx.set_value(0, v);
+            cast_value(cx, v, to);
         }
     }
     Ok(())
+}
+
+/// Sets a cast integer value: bool targets keep known truth values only.
+fn cast_value(cx: &mut InferCtx, v: SymValue, to: crate::tensor::DataType) {
+    if to == crate::tensor::DataType::Bool {
+        let values: Option<Vec<Expr>> = v
+            .values
+            .iter()
+            .map(|e| e.as_int().map(|x| truth(x != 0)))
+            .collect();
+        if let Some(values) = values {
+            cx.set_value(
+                0,
+                SymValue {
+                    shape: v.shape,
+                    values,
+                },
+            );
+        }
+    } else {
+        cx.set_value(0, v);
+    }
 }
 
 /// CastLike: input 1's type with input 0's shape.
@@ -180,10 +324,12 @@ pub fn cast_like(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let to = cx.elem_req(1)?;
     let shape = cx.shape(0).map(|s| s.to_vec());
     cx.set_tensor(0, to, shape);
-    let from_int = cx.elem(0).is_some_and(|e| e.is_int());
-    if from_int && to.is_int() {
+    let from_int = cx
+        .elem(0)
+        .is_some_and(|e| e.is_int() || e == crate::tensor::DataType::Bool);
+    if from_int && (to.is_int() || to == crate::tensor::DataType::Bool) {
         if let Some(v) = cx.value(0).cloned() {
-            cx.set_value(0, v);
+            cast_value(cx, v, to);
         }
     }
     Ok(())

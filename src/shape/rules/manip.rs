@@ -18,11 +18,14 @@ pub fn reshape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     };
     let Some(target) = target else {
         // rank known from the shape input's length
+        // rank known from the shape input's length; the sizes depend on data
         let rank = cx
             .shape(1)
             .and_then(|s| s.first().cloned().flatten())
-            .and_then(|e| e.as_int());
-        cx.set_tensor(0, elem, rank.map(|r| vec![None; r.max(0) as usize]));
+            .and_then(|e| e.as_int())
+            .filter(|r| (0..=64).contains(r));
+        let dims = rank.map(|r| (0..r).map(|_| Some(cx.fresh())).collect());
+        cx.set_tensor(0, elem, dims);
         return Ok(());
     };
     let input = cx.shape(0).map(|s| s.to_vec());
@@ -485,7 +488,9 @@ pub fn slice(cx: &mut InferCtx) -> Result<(), ShapeError> {
         ))
     };
     let Some((Some(starts), Some(ends), Ok(axes), Ok(steps))) = args else {
-        cx.set_tensor(0, elem, Some(vec![None; r]));
+        // the sliced sizes depend on data
+        let dims = (0..r).map(|_| Some(cx.fresh())).collect();
+        cx.set_tensor(0, elem, Some(dims));
         return Ok(());
     };
     let axes = axes.unwrap_or_else(|| (0..starts.len() as i64).collect());
@@ -594,8 +599,8 @@ pub fn gather_nd(cx: &mut InferCtx) -> Result<(), ShapeError> {
 
 pub fn expand(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
-    let (Some(shape), Some(target)) = (cx.shape(0).map(|s| s.to_vec()), cx.value(1).cloned())
-    else {
+    let target = cx.shape_value_or_fresh(1).map(SymValue::vector);
+    let (Some(shape), Some(target)) = (cx.shape(0).map(|s| s.to_vec()), target) else {
         let rank = cx
             .shape(1)
             .and_then(|s| s.first().cloned().flatten())
@@ -620,7 +625,7 @@ pub fn tile(cx: &mut InferCtx) -> Result<(), ShapeError> {
         cx.set_tensor(0, elem, None);
         return Ok(());
     };
-    let out: Vec<Dim> = match cx.value(1) {
+    let out: Vec<Dim> = match cx.shape_value_or_fresh(1).map(SymValue::vector).as_ref() {
         Some(v) if v.values.len() == shape.len() => shape
             .iter()
             .zip(&v.values)
@@ -655,7 +660,8 @@ pub fn pad(cx: &mut InferCtx) -> Result<(), ShapeError> {
             .ints("pads")
             .map(|v| v.into_iter().map(Expr::int).collect())
     } else {
-        cx.value(1).map(|v| v.values.clone())
+        // pads that depend on data are fresh symbols
+        cx.shape_value_or_fresh(1)
     };
     let axes: Option<Vec<usize>> = if cx.opset >= 18 && cx.has_input(3) {
         match cx.ints(3) {
@@ -665,7 +671,8 @@ pub fn pad(cx: &mut InferCtx) -> Result<(), ShapeError> {
                     .collect::<Result<_, _>>()?,
             ),
             None => {
-                cx.set_tensor(0, elem, Some(vec![None; r]));
+                let dims = (0..r).map(|_| Some(cx.fresh())).collect();
+                cx.set_tensor(0, elem, Some(dims));
                 return Ok(());
             }
         }
@@ -674,7 +681,8 @@ pub fn pad(cx: &mut InferCtx) -> Result<(), ShapeError> {
     };
     let axes = axes.unwrap_or_else(|| (0..r).collect());
     let Some(pads) = pads else {
-        cx.set_tensor(0, elem, Some(vec![None; r]));
+        let dims = (0..r).map(|_| Some(cx.fresh())).collect();
+        cx.set_tensor(0, elem, Some(dims));
         return Ok(());
     };
     if pads.len() != 2 * axes.len() {
@@ -733,9 +741,14 @@ pub fn constant_of_shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
         .and_then(|v| v.first().copied())
         .map(Expr::int);
     let fill = if attr.is_none() { None } else { fill };
-    match cx.value(0).cloned() {
+    let known = cx.value(0).cloned();
+    let target = known
+        .clone()
+        .or_else(|| cx.shape_value_or_fresh(0).map(SymValue::vector));
+    match target {
         Some(v) => {
             let dims = dims_of(&v.values);
+            let fill = if known.is_some() { fill } else { None };
             if let (Some(f), Some(sh)) = (fill, v.ints()) {
                 let n = sh
                     .iter()
@@ -767,7 +780,7 @@ pub fn constant(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let t =
         crate::runtime::kernels::manip::constant_value(&cx.attrs).map_err(|e| ShapeError(e.0))?;
     let dims: Vec<Dim> = t.shape().iter().map(|&d| int_dim(d as i64)).collect();
-    if t.dtype().is_int() && t.len() <= 1024 {
+    if (t.dtype().is_int() || t.dtype() == DataType::Bool) && t.len() <= 1024 {
         if let Ok(v) = t.to_i64_vec() {
             cx.set_value(
                 0,
@@ -800,6 +813,8 @@ pub fn range(cx: &mut InferCtx) -> Result<(), ShapeError> {
         Some(v) if v < 0 => Expr::int(0),
         _ => e,
     });
+    // bounds that depend on data give a data-dependent length
+    let dim = Some(dim.unwrap_or_else(|| cx.fresh()));
     if let (Some(s), Some(d), Some(n)) = (&s, &d, dim.as_ref().and_then(|e| e.as_int())) {
         if (0..=1024).contains(&n) {
             let vals = (0..n).map(|i| s.add(&d.mul(&Expr::int(i)))).collect();

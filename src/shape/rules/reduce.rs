@@ -48,11 +48,14 @@ pub fn reduce(cx: &mut InferCtx) -> Result<(), ShapeError> {
                         == Some(0);
                     if !known_empty {
                         let n = super::manip::input_len(cx, 1);
-                        let out = if keep {
-                            Some(vec![None; r])
+                        // which axes are reduced depends on data: each
+                        // size is a fresh symbol (the input size or 1)
+                        let k = if keep {
+                            Some(r)
                         } else {
-                            n.and_then(|n| r.checked_sub(n)).map(|k| vec![None; k])
+                            n.and_then(|n| r.checked_sub(n))
                         };
+                        let out = k.map(|k| (0..k).map(|_| Some(cx.fresh())).collect());
                         cx.set_tensor(0, elem, out);
                         return Ok(());
                     }
