@@ -83,9 +83,6 @@ pub type GivenInput = (String, Option<TypeInfo>, Option<Vec<usize>>);
 /// Where a symbol got its value: (value, input name, axis).
 type Origin = (i64, String, usize);
 
-/// An input to bind: its name, declared type and the runtime shape.
-pub type GivenInput = (String, Option<TypeInfo>, Option<Vec<usize>>);
-
 /// Binds the plain symbols of declared input shapes (`float[N,4]`) from the
 /// shapes of the given values. `fixed` are bindings that must not change;
 /// an input that disagrees with one, or two inputs that disagree, is an
