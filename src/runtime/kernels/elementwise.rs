@@ -989,6 +989,23 @@ fn fold_kernel(op: Fold) -> Kernel {
             bail!("{op:?} needs at least one input");
         }
         let first = ts[0];
+        // the common case: float32 operands of one shape, summed in place
+        if matches!(op, Fold::Sum) && ts.len() > 1 {
+            if let Tensor::F32(a0) = first {
+                let same = ts
+                    .iter()
+                    .all(|t| matches!(t, Tensor::F32(a) if a.shape() == a0.shape()));
+                if same {
+                    let mut acc = a0.as_standard_layout().into_owned();
+                    for t in &ts[1..] {
+                        if let Tensor::F32(a) = t {
+                            acc += a;
+                        }
+                    }
+                    return Ok(vec![Value::Tensor(Tensor::F32(acc))]);
+                }
+            }
+        }
         if matches!(op, Fold::Sum | Fold::Mean) && !first.dtype().is_float() {
             bail!(
                 "{op:?} does not accept {} (float types only)",

@@ -189,6 +189,70 @@ pub fn matmul(_: &NodeInfo) -> Result<Kernel, KernelError> {
 
 // ---------------------------------------------------------------- Gemm
 
+/// f32 Gemm straight on the operands' strides (a transposed operand is not
+/// copied): `alpha * op(A) · op(B) + beta * C`.
+fn gemm_f32(
+    x: &ArrayD<f32>,
+    y: &ArrayD<f32>,
+    c: Option<&ArrayD<f32>>,
+    p: (bool, bool, f32, f32),
+) -> Result<ArrayD<f32>, KernelError> {
+    let (ta, tb, alpha, beta) = p;
+    if x.ndim() != 2 || y.ndim() != 2 {
+        bail!(
+            "Gemm needs 2-D A and B, got {:?} and {:?}",
+            x.shape(),
+            y.shape()
+        );
+    }
+    let x2 = x.view().into_dimensionality::<ndarray::Ix2>()?;
+    let y2 = y.view().into_dimensionality::<ndarray::Ix2>()?;
+    let x2 = if ta { x2.reversed_axes() } else { x2 };
+    let y2 = if tb { y2.reversed_axes() } else { y2 };
+    let (m, k) = x2.dim();
+    let (k2, n) = y2.dim();
+    if k != k2 {
+        bail!("Gemm inner dimensions differ ({k} vs {k2})");
+    }
+    let mut out = ndarray::Array2::<f32>::zeros((m, n));
+    let mut beta_eff = 0.0;
+    if let Some(c) = c {
+        let cb = c.broadcast(ndarray::IxDyn(&[m, n])).ok_or_else(|| {
+            KernelError::new(format!(
+                "C of shape {:?} does not broadcast to [{m}, {n}]",
+                c.shape()
+            ))
+        })?;
+        out.assign(&cb.into_dimensionality::<ndarray::Ix2>()?);
+        beta_eff = beta;
+    }
+    if m > 0 && n > 0 {
+        let (xs, ys) = (x2.strides(), y2.strides());
+        // SAFETY: the pointers and strides describe the ndarray views x2
+        // and y2 (m×k and k×n, checked above) and the owned m×n output;
+        // matrixmultiply reads and writes only within those extents.
+        unsafe {
+            matrixmultiply::sgemm(
+                m,
+                k,
+                n,
+                alpha,
+                x2.as_ptr(),
+                xs[0],
+                xs[1],
+                y2.as_ptr(),
+                ys[0],
+                ys[1],
+                beta_eff,
+                out.as_mut_ptr(),
+                n as isize,
+                1,
+            );
+        }
+    }
+    Ok(out.into_dyn())
+}
+
 fn gemm_typed<T: Gemm>(
     a: &Tensor,
     b: &Tensor,
@@ -253,6 +317,14 @@ pub fn gemm(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let a = tensor_in(ins, 0)?;
         let b = tensor_in(ins, 1)?;
         let c = crate::runtime::kernel::opt_tensor_in(ins, 2)?;
+        if let (Tensor::F32(x), Tensor::F32(w)) = (a, b) {
+            let cf = match c {
+                Some(Tensor::F32(cv)) => Some(cv),
+                Some(other) => bail!("C must be float like A, got {}", other.dtype()),
+                None => None,
+            };
+            return Ok(vec![Value::Tensor(Tensor::F32(gemm_f32(x, w, cf, p)?))]);
+        }
         let y = dispatch_num!(
             a,
             gemm_typed(a, b, c, p),
