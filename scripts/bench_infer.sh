@@ -6,8 +6,8 @@ set -e
 cd "$(dirname "$0")/.."
 NODES=${1:-100000}
 MODEL=${BENCH_MODEL:-/tmp/bench_infer.onnx}
-PY=${PYTHON:-/work/venv/bin/python}
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/work/target-shared}
+PY=${PYTHON:-python3}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target}
 cargo build --release --example bench_infer >/dev/null 2>&1 || cargo build --release --example bench_infer
 OURS=$("$CARGO_TARGET_DIR/release/examples/bench_infer" "$MODEL" "$NODES" | tee /dev/stderr | awk '$1 == "seconds" {print $2}')
 "$PY" - "$MODEL" "$OURS" <<'PY'

@@ -5,7 +5,7 @@
 #     scripts/bench_io.sh            # 100,000-node text model, 1 GiB external-data model
 #     NODES=20000 MIB=256 scripts/bench_io.sh
 # Environment:
-#     PYTHON      python with onnx installed   (default /work/venv/bin/python, else python3)
+#     PYTHON      python with onnx installed   (default python3)
 #     CARGO_TARGET_DIR                         (default target)
 #     WORK        scratch folder (default: a new temp dir, removed at the end;
 #                 needs about MIB MiB of disk)
@@ -20,7 +20,7 @@ NODES=${NODES:-100000}
 MIB=${MIB:-1024}
 TENSORS=${TENSORS:-4}
 RUNS=${RUNS:-3}
-PYTHON=${PYTHON:-/work/venv/bin/python}
+PYTHON=${PYTHON:-python3}
 [ -x "$PYTHON" ] || PYTHON=python3
 TARGET=${CARGO_TARGET_DIR:-target}
 if [ -z "${WORK:-}" ]; then

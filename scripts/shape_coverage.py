@@ -11,7 +11,7 @@ value or a symbol; unknown `?` does not count) from:
 graph.value_info is cleared before inference for all three tools; declared
 graph outputs are kept.
 
-Usage: /work/venv/bin/python scripts/shape_coverage.py [--no-build] [MODEL_OR_DIR...]
+Usage: python3 scripts/shape_coverage.py [--no-build] [MODEL_OR_DIR...]
 """
 import glob
 import os
@@ -30,7 +30,7 @@ except Exception:  # pragma: no cover
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(ROOT, "..", "shared")
-TARGET = os.environ.get("CARGO_TARGET_DIR", "/work/target-shared")
+TARGET = os.environ.get("CARGO_TARGET_DIR", "target")
 TIMEOUT = 30
 
 
