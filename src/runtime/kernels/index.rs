@@ -675,52 +675,7 @@ mod robustness {
     use crate::runtime::kernels::manip::testing::{int, run, string};
     use crate::tensor::Tensor;
 
-    const MINE: &[&str] = &[
-        "Reshape",
-        "Transpose",
-        "Concat",
-        "Flatten",
-        "Squeeze",
-        "Unsqueeze",
-        "Split",
-        "Slice",
-        "Expand",
-        "Tile",
-        "Pad",
-        "Shape",
-        "Size",
-        "ConstantOfShape",
-        "Range",
-        "Trilu",
-        "EyeLike",
-        "CumSum",
-        "ReverseSequence",
-        "DepthToSpace",
-        "SpaceToDepth",
-        "Gather",
-        "GatherElements",
-        "GatherND",
-        "ScatterElements",
-        "Scatter",
-        "ScatterND",
-        "OneHot",
-        "Compress",
-        "NonZero",
-        "Unique",
-        "TopK",
-        "ReduceSum",
-        "ReduceMean",
-        "ReduceMax",
-        "ReduceMin",
-        "ReduceProd",
-        "ReduceL1",
-        "ReduceL2",
-        "ReduceLogSum",
-        "ReduceLogSumExp",
-        "ReduceSumSquare",
-        "ArgMax",
-        "ArgMin",
-    ];
+    use crate::runtime::kernels::manip::testing::MINE;
 
     /// Odd inputs (empty, scalar, huge or negative values, wrong types)
     /// must give errors, never panics.

@@ -1034,25 +1034,38 @@ pub fn eye_like(info: &NodeInfo) -> Result<Kernel, KernelError> {
     }))
 }
 
-fn cumsum_typed<T: Num>(
+/// A running fold along one axis: CumSum (`+` from 0) and CumProd
+/// (`*` from 1), inclusive or exclusive, forward or reversed.
+#[derive(Clone, Copy, Debug)]
+pub enum Cumulative {
+    Sum,
+    Prod,
+}
+
+fn cumulative_typed<T: Num>(
     x: &Tensor,
     ax: usize,
+    op: Cumulative,
     exclusive: bool,
     reverse: bool,
 ) -> Result<Tensor, KernelError> {
     let a: &ndarray::ArrayD<T> = super::typed(x, "x")?;
+    let (start, step): (T, fn(T, T) -> T) = match op {
+        Cumulative::Sum => (T::zero(), T::add),
+        Cumulative::Prod => (T::one(), T::mul),
+    };
     let mut out = a.clone();
     for mut lane in out.lanes_mut(Axis(ax)) {
         let n = lane.len();
-        let mut acc = T::zero();
+        let mut acc = start;
         for k in 0..n {
             let i = if reverse { n - 1 - k } else { k };
             let v = lane[i];
             if exclusive {
                 lane[i] = acc;
-                acc = acc.add(v);
+                acc = step(acc, v);
             } else {
-                acc = acc.add(v);
+                acc = step(acc, v);
                 lane[i] = acc;
             }
         }
@@ -1060,22 +1073,31 @@ fn cumsum_typed<T: Num>(
     Ok(T::wrap(out))
 }
 
-pub fn cumsum(info: &NodeInfo) -> Result<Kernel, KernelError> {
+/// The kernel of CumSum / CumProd (axis as input 1).
+pub fn cumulative(info: &NodeInfo, op: Cumulative) -> Result<Kernel, KernelError> {
     let exclusive = info.attrs.int_or("exclusive", 0) != 0;
     let reverse = info.attrs.int_or("reverse", 0) != 0;
+    let name = match op {
+        Cumulative::Sum => "CumSum",
+        Cumulative::Prod => "CumProd",
+    };
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         let axis = ints_in(ins, 1)?;
         let [axis] = axis[..] else {
-            bail!("CumSum axis must have one element")
+            bail!("{name} axis must have one element")
         };
         let ax = norm_axis(axis, x.rank())?;
         out1(dispatch_num!(
             x,
-            cumsum_typed(x, ax, exclusive, reverse),
-            bail!("CumSum does not accept {}", x.dtype())
+            cumulative_typed(x, ax, op, exclusive, reverse),
+            bail!("{name} does not accept {}", x.dtype())
         )?)
     }))
+}
+
+pub fn cumsum(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    cumulative(info, Cumulative::Sum)
 }
 
 pub fn reverse_sequence(info: &NodeInfo) -> Result<Kernel, KernelError> {
@@ -1181,6 +1203,55 @@ pub fn space_to_depth(info: &NodeInfo) -> Result<Kernel, KernelError> {
 /// Test helpers: build and run one kernel.
 #[cfg(test)]
 pub(crate) mod testing {
+    /// The operators of the manipulation, index and reduction families,
+    /// fed odd inputs by the robustness tests.
+    pub const MINE: &[&str] = &[
+        "Reshape",
+        "Transpose",
+        "Concat",
+        "Flatten",
+        "Squeeze",
+        "Unsqueeze",
+        "Split",
+        "Slice",
+        "Expand",
+        "Tile",
+        "Pad",
+        "Shape",
+        "Size",
+        "ConstantOfShape",
+        "Range",
+        "Trilu",
+        "EyeLike",
+        "CumSum",
+        "ReverseSequence",
+        "DepthToSpace",
+        "SpaceToDepth",
+        "Gather",
+        "GatherElements",
+        "GatherND",
+        "ScatterElements",
+        "Scatter",
+        "ScatterND",
+        "OneHot",
+        "Compress",
+        "NonZero",
+        "Unique",
+        "TopK",
+        "ReduceSum",
+        "ReduceMean",
+        "ReduceMax",
+        "ReduceMin",
+        "ReduceProd",
+        "ReduceL1",
+        "ReduceL2",
+        "ReduceLogSum",
+        "ReduceLogSumExp",
+        "ReduceSumSquare",
+        "ArgMax",
+        "ArgMin",
+    ];
+
     use crate::ops::Attrs;
     use crate::proto::attribute_proto::AttributeType;
     use crate::proto::{AttributeProto, NodeProto};

@@ -11,7 +11,7 @@ use crate::dispatch_num;
 use crate::runtime::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Elem, Tensor, Value};
 use half::{bf16, f16};
-use ndarray::{ArrayD, Axis, IxDyn};
+use ndarray::{ArrayD, IxDyn};
 
 /// A numeric tensor's elements as f64 (row-major).
 pub fn f64_of(t: &Tensor, what: &str) -> Result<Vec<f64>, KernelError> {
@@ -86,48 +86,8 @@ fn dim_of(v: i64, what: &str) -> Result<usize, KernelError> {
 
 // ---------------------------------------------------------------- CumProd
 
-fn cumprod_typed<T: Num>(
-    x: &Tensor,
-    ax: usize,
-    exclusive: bool,
-    reverse: bool,
-) -> Result<Tensor, KernelError> {
-    let a: &ArrayD<T> = typed(x, "x")?;
-    let mut out = a.clone();
-    for mut lane in out.lanes_mut(Axis(ax)) {
-        let n = lane.len();
-        let mut acc = T::one();
-        for k in 0..n {
-            let i = if reverse { n - 1 - k } else { k };
-            let v = lane[i];
-            if exclusive {
-                lane[i] = acc;
-                acc = acc.mul(v);
-            } else {
-                acc = acc.mul(v);
-                lane[i] = acc;
-            }
-        }
-    }
-    Ok(T::wrap(out))
-}
-
 pub fn cum_prod(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let exclusive = info.attrs.int_or("exclusive", 0) != 0;
-    let reverse = info.attrs.int_or("reverse", 0) != 0;
-    Ok(Box::new(move |_, ins| {
-        let x = tensor_in(ins, 0)?;
-        let axis = ints_in(ins, 1)?;
-        let [axis] = axis[..] else {
-            bail!("CumProd axis must have one element")
-        };
-        let ax = norm_axis(axis, x.rank())?;
-        one(dispatch_num!(
-            x,
-            cumprod_typed(x, ax, exclusive, reverse),
-            bail!("CumProd does not accept {}", x.dtype())
-        )?)
-    }))
+    super::manip::cumulative(info, super::manip::Cumulative::Prod)
 }
 
 // ---------------------------------------------------------------- BitCast
