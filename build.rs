@@ -4,7 +4,10 @@
 fn main() {
     println!("cargo:rerun-if-changed=proto/onnx.proto");
     let fds = protox::compile(["proto/onnx.proto"], ["proto"]).expect("proto/onnx.proto compiles");
+    // raw_data as `bytes::Bytes`: a loaded tensor's bytes are a zero-copy
+    // slice of the model file or of a memory-mapped external data file.
     prost_build::Config::new()
+        .bytes([".onnx.TensorProto.raw_data"])
         .compile_fds(fds)
         .expect("prost generates the ONNX types");
 }

@@ -29,7 +29,7 @@ fn gen(dir: &Path, mib: usize, count: usize) {
             name: Some(name.clone()),
             dims: vec![per as i64],
             data_type: Some(1),
-            raw_data: Some(raw),
+            raw_data: Some(raw.into()),
             ..Default::default()
         });
         let vi = |n: &str| {
@@ -99,7 +99,7 @@ fn main() {
                 .graph
                 .iter()
                 .flat_map(|g| &g.initializer)
-                .map(|t| t.raw_data.as_ref().map_or(0, Vec::len))
+                .map(|t| t.raw_data.as_ref().map_or(0, |r| r.len()))
                 .sum();
             println!("load_s {secs:.4}");
             println!("bytes {bytes}");

@@ -6,7 +6,7 @@
 //! is refused.
 
 use super::{ModelProto, ProtoError, StringStringEntryProto, TensorProto};
-use rayon::prelude::*;
+use bytes::Bytes;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -118,27 +118,12 @@ fn external_ref(t: &TensorProto) -> Result<ExternalRef, String> {
     })
 }
 
-/// Reads exactly `buf.len()` bytes at `offset`.
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
-    }
-    #[cfg(not(unix))]
-    {
-        use std::io::{Read, Seek, SeekFrom};
-        let mut f = file;
-        f.seek(SeekFrom::Start(offset))?;
-        f.read_exact(buf)
-    }
-}
-
-/// Loads every external tensor's bytes into `raw_data`.
+/// Attaches every external tensor's bytes as `raw_data`.
 ///
-/// Each data file is opened once; each tensor's range is read straight
-/// into its own buffer (one allocation, one copy from the OS), tensors in
-/// parallel. All references are checked before anything is read, and the
-/// model is left untouched on error.
+/// Each data file is opened once (memory-mapped when large, see
+/// [`super::file_bytes`]); each tensor's `raw_data` is a zero-copy slice of
+/// it, so nothing is read until a tensor's values are used. All references
+/// are checked first, and the model is left untouched on error.
 pub fn resolve_external_data(model: &mut ModelProto, dir: &Path) -> Result<(), String> {
     let mut tensors: Vec<&mut TensorProto> = tensors_mut(model)
         .into_iter()
@@ -147,55 +132,35 @@ pub fn resolve_external_data(model: &mut ModelProto, dir: &Path) -> Result<(), S
     if tensors.is_empty() {
         return Ok(());
     }
-    // (file, its size) per resolved path; (file index, offset, length) per tensor
-    let mut files: Vec<(File, u64)> = Vec::new();
-    let mut index: HashMap<PathBuf, usize> = HashMap::new();
-    let mut jobs: Vec<(usize, u64, usize)> = Vec::with_capacity(tensors.len());
+    let mut files: HashMap<PathBuf, Bytes> = HashMap::new();
+    let mut slices: Vec<Bytes> = Vec::with_capacity(tensors.len());
     for t in &tensors {
         let r = external_ref(t)?;
         let loc = &r.location;
         let path = safe_location(dir, loc)?;
-        let fi = match index.get(&path) {
-            Some(&i) => i,
+        let data = match files.get(&path) {
+            Some(d) => d.clone(),
             None => {
-                let file =
-                    File::open(&path).map_err(|e| format!("external data file '{loc}': {e}"))?;
-                let meta = file
-                    .metadata()
+                let d = super::file_bytes(&path)
                     .map_err(|e| format!("external data file '{loc}': {e}"))?;
-                if !meta.is_file() {
-                    return Err(format!(
-                        "external data location '{loc}' is not a regular file"
-                    ));
-                }
-                files.push((file, meta.len()));
-                index.insert(path, files.len() - 1);
-                files.len() - 1
+                files.insert(path, d.clone());
+                d
             }
         };
-        let size = files[fi].1;
+        let size = data.len() as u64;
         let len = r.length.unwrap_or(size.saturating_sub(r.offset));
-        let in_range = r.offset.checked_add(len).is_some_and(|end| end <= size);
-        if !in_range {
+        let end = r.offset.checked_add(len).filter(|&end| end <= size);
+        let Some(end) = end else {
             return Err(format!(
                 "tensor '{}': external range offset {} length {len} is past the end of '{loc}' ({size} bytes)",
                 t.name(),
                 r.offset
             ));
-        }
-        let len = usize::try_from(len)
-            .map_err(|_| format!("tensor '{}': external data too large", t.name()))?;
-        jobs.push((fi, r.offset, len));
+        };
+        // both fit in usize: they are within a file we hold in memory
+        slices.push(data.slice(r.offset as usize..end as usize));
     }
-    let datas: Vec<Vec<u8>> = jobs
-        .par_iter()
-        .map(|&(fi, offset, len)| {
-            let mut buf = vec![0u8; len];
-            read_at(&files[fi].0, &mut buf, offset).map(|_| buf)
-        })
-        .collect::<std::io::Result<_>>()
-        .map_err(|e| format!("reading external data: {e}"))?;
-    for (t, bytes) in tensors.iter_mut().zip(datas) {
+    for (t, bytes) in tensors.iter_mut().zip(slices) {
         t.raw_data = Some(bytes);
         t.data_location = None;
         t.external_data.clear();
@@ -203,15 +168,24 @@ pub fn resolve_external_data(model: &mut ModelProto, dir: &Path) -> Result<(), S
     Ok(())
 }
 
-/// Moves large tensors' raw bytes to one external file beside `path`
-/// (streamed to disk, each tensor aligned to 64 bytes). No file is written
-/// when no tensor reaches the threshold.
+/// Tensor bytes bound for one external data file, written by
+/// [`PendingData::write`] once the model that references them is known to
+/// be writable.
+pub struct PendingData {
+    target: PathBuf,
+    /// Each tensor's bytes with the offset it was given.
+    parts: Vec<(usize, Bytes)>,
+}
+
+/// Moves large tensors' raw bytes out of `model` into a [`PendingData`] for
+/// one external file beside `path`, each tensor aligned to 64 bytes, and
+/// points the tensors at it. `None` when no tensor reaches the threshold.
 pub fn externalize(
     model: &mut ModelProto,
     path: &Path,
     threshold: usize,
     file_name: Option<&str>,
-) -> Result<(), ProtoError> {
+) -> Result<Option<PendingData>, ProtoError> {
     let name = match file_name {
         Some(n) => n.to_string(),
         None => format!(
@@ -232,34 +206,23 @@ pub fn externalize(
             format!("external data file name '{name}' must be a plain file name"),
         ));
     }
-    let mut tensors: Vec<&mut TensorProto> = tensors_mut(model)
+    let tensors: Vec<&mut TensorProto> = tensors_mut(model)
         .into_iter()
         .filter(|t| t.raw_data.as_ref().is_some_and(|r| r.len() >= threshold))
         .collect();
     if tensors.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let target = dir.join(&name);
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    let io_err = |e: std::io::Error| {
-        let _ = std::fs::remove_file(&tmp);
-        ProtoError::new(&target, e.to_string())
-    };
-    let file = File::create(&tmp).map_err(|e| ProtoError::new(&target, e.to_string()))?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let mut parts = Vec::with_capacity(tensors.len());
     let mut offset = 0usize;
-    const ZEROS: [u8; 64] = [0; 64];
-    for t in &mut tensors {
+    for t in tensors {
         // align each tensor to 64 bytes, like other writers do for mmap use
-        let pad = (64 - offset % 64) % 64;
-        out.write_all(&ZEROS[..pad]).map_err(io_err)?;
-        offset += pad;
+        offset = offset.next_multiple_of(64);
         let raw = t.raw_data.take().unwrap_or_default();
-        out.write_all(&raw).map_err(io_err)?;
         let kv = |k: &str, v: String| StringStringEntryProto {
             key: Some(k.into()),
             value: Some(v),
@@ -270,11 +233,45 @@ pub fn externalize(
             kv("length", raw.len().to_string()),
         ];
         t.data_location = Some(1);
-        offset += raw.len();
+        let len = raw.len();
+        parts.push((offset, raw));
+        offset += len;
     }
-    let file = out.into_inner().map_err(|e| io_err(e.into_error()))?;
-    drop(file);
-    std::fs::rename(&tmp, &target).map_err(io_err)
+    Ok(Some(PendingData {
+        target: dir.join(name),
+        parts,
+    }))
+}
+
+impl PendingData {
+    /// Streams the bytes to a temporary file beside the target, then
+    /// renames it into place (a file mapped by a loaded model keeps its old
+    /// content).
+    pub fn write(self) -> Result<(), ProtoError> {
+        let target = &self.target;
+        let dir = target.parent().unwrap_or(Path::new("."));
+        let name = target
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+        let io_err = |e: std::io::Error| {
+            let _ = std::fs::remove_file(&tmp);
+            ProtoError::new(target, e.to_string())
+        };
+        let file = File::create(&tmp).map_err(|e| ProtoError::new(target, e.to_string()))?;
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        let mut at = 0usize;
+        const ZEROS: [u8; 64] = [0; 64];
+        for (offset, raw) in &self.parts {
+            out.write_all(&ZEROS[..offset - at]).map_err(io_err)?;
+            out.write_all(raw).map_err(io_err)?;
+            at = offset + raw.len();
+        }
+        let file = out.into_inner().map_err(|e| io_err(e.into_error()))?;
+        drop(file);
+        std::fs::rename(&tmp, target).map_err(io_err)
+    }
 }
 
 #[cfg(test)]

@@ -7,9 +7,11 @@ mod generated {
     include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
 }
 mod external;
+mod mapped;
 
-pub use external::{resolve_external_data, ExternalOptions};
+pub use external::{resolve_external_data, ExternalOptions, PendingData};
 pub use generated::*;
+pub use mapped::file_bytes;
 
 use prost::Message;
 use std::fmt;
@@ -44,11 +46,15 @@ pub fn decode_model(bytes: &[u8]) -> Result<ModelProto, prost::DecodeError> {
     ModelProto::decode(bytes)
 }
 
-/// Reads a binary `.onnx` model and loads the external data its tensors
+/// Reads a binary `.onnx` model and attaches the external data its tensors
 /// reference (files must lie inside the model's folder).
+///
+/// Tensor bytes are not copied: each tensor's `raw_data` is a slice of the
+/// model file or of its external data file, and files of 1 MiB or more are
+/// memory-mapped, so loading costs memory only for the model's structure.
 pub fn load_model(path: &Path) -> Result<ModelProto, ProtoError> {
-    let bytes = std::fs::read(path).map_err(|e| ProtoError::new(path, e.to_string()))?;
-    let mut model = decode_model(&bytes)
+    let bytes = file_bytes(path).map_err(|e| ProtoError::new(path, e.to_string()))?;
+    let mut model = ModelProto::decode(bytes)
         .map_err(|e| ProtoError::new(path, format!("not a valid ONNX protobuf model: {e}")))?;
     let dir = path
         .parent()
@@ -90,20 +96,60 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ProtoError> {
     })
 }
 
+/// Protobuf's limit on one encoded message (2 GiB - 1): readers refuse a
+/// larger model file.
+pub const PROTOBUF_LIMIT: usize = i32::MAX as usize;
+
 /// Saves a model as binary protobuf. With `opts.threshold`, initializers of at
 /// least that many bytes go to one external data file beside the model.
+/// A model whose encoding would pass protobuf's 2 GiB limit is refused
+/// before anything is written.
 pub fn save_model(
     model: &ModelProto,
     path: &Path,
     opts: &ExternalOptions,
 ) -> Result<(), ProtoError> {
+    let too_big = |len: usize| {
+        ProtoError::new(
+            path,
+            format!(
+                "the encoded model would be {len} bytes, over protobuf's 2 GiB limit; \
+                 save with --external-threshold BYTES to move large initializers to a data file"
+            ),
+        )
+    };
     if let Some(threshold) = opts.threshold {
-        let mut m = model.clone();
-        external::externalize(&mut m, path, threshold, opts.file_name.as_deref())?;
+        let mut m = model.clone(); // tensor bytes are shared, not copied
+        let pending = external::externalize(&mut m, path, threshold, opts.file_name.as_deref())?;
+        let len = m.encoded_len();
+        if len > PROTOBUF_LIMIT {
+            return Err(too_big(len));
+        }
+        if let Some(data) = pending {
+            data.write()?;
+        }
         write_atomic(path, &encode_model(&m))
     } else {
+        let len = model.encoded_len();
+        if len > PROTOBUF_LIMIT {
+            return Err(too_big(len));
+        }
         write_atomic(path, &encode_model(model))
     }
+}
+
+/// Moves the tensors of at least `threshold` bytes out of `model` for one
+/// data file beside `path` (named by `file_name`, default `PATH.data`), and
+/// points them at it. The caller writes the returned data with
+/// [`PendingData::write`] before the file that references it; `None` when no
+/// tensor is that large.
+pub fn externalize(
+    model: &mut ModelProto,
+    path: &Path,
+    threshold: usize,
+    file_name: Option<&str>,
+) -> Result<Option<PendingData>, ProtoError> {
+    external::externalize(model, path, threshold, file_name)
 }
 
 /// The opset version a model imports for a domain (`""` and `ai.onnx` are

@@ -98,7 +98,7 @@ macro_rules! cmd {
 pub static COMMANDS: &[Command] = &[
     cmd!("load", &[], "load PATH", "Load a model: binary protobuf (.onnx, external data beside it allowed) or ONNX text syntax.", &[], raw = false, data = false, cmd_load),
     cmd!("parse", &[], "parse TEXT", "Parse a model given inline in ONNX text syntax; an unclosed bracket continues on the next lines.", &[], raw = true, data = false, cmd_parse),
-    cmd!("save", &[], "save PATH [--external-threshold BYTES]", "Save the model: .onnx as binary protobuf, anything else as ONNX text. Written atomically.", &[Flag { name: "external-threshold", value: Some("BYTES"), help: "(.onnx) initializers of at least BYTES go to PATH.data" }], raw = false, data = false, cmd_save),
+    cmd!("save", &[], "save PATH [--external-threshold BYTES]", "Save the model: .onnx as binary protobuf, anything else as ONNX text. Written atomically.", &[Flag { name: "external-threshold", value: Some("BYTES"), help: "tensors of at least BYTES go to PATH.data, referenced from the model (binary or text)" }], raw = false, data = false, cmd_save),
     cmd!("show", &[], "show [--text]", "Pretty summary of the model (opsets, graph, inputs, initializers, numbered nodes, outputs), or with --text its canonical ONNX text.", &[Flag { name: "text", value: None, help: "print the canonical text syntax" }, OUT], raw = false, data = false, cmd_show),
     cmd!("infer", &[], "infer [--format F] [--out FILE]", "Infer every value's element type and shape (symbolic), write graph.value_info, and list the equations found (M = 2*N).", &[FORMAT, OUT], raw = false, data = true, cmd_infer),
     cmd!("let", &[], "let [NAME = EXPR]", "Bind a symbol to an integer (EXPR may use bound symbols); without arguments, list the bindings.", &[FORMAT, OUT], raw = true, data = true, cmd_let),
@@ -326,14 +326,26 @@ fn cmd_load(s: &mut Session, a: &Args) -> R<Flow> {
     if path.is_dir() {
         return Err(CmdError(format!("{p}: is a folder, not a model file")));
     }
-    let bytes = std::fs::read(path).map_err(|e| CmdError(format!("{p}: {e}")))?;
-    let is_binary = p.ends_with(".onnx") || std::str::from_utf8(&bytes).is_err();
+    // `.onnx`, or a file whose first bytes are not UTF-8 text, is binary;
+    // only the head is read to decide, so a large binary model is never
+    // read twice
+    let is_binary = p.ends_with(".onnx")
+        || !looks_like_text(path).map_err(|e| CmdError(format!("{p}: {e}")))?;
     let model = if is_binary {
         proto::load_model(path).map_err(|e| CmdError(e.to_string()))?
     } else {
+        let bytes = std::fs::read(path).map_err(|e| CmdError(format!("{p}: {e}")))?;
         let text =
             String::from_utf8(bytes).map_err(|_| CmdError(format!("{p}: not UTF-8 text")))?;
-        text::parse_model(&text).map_err(|e| CmdError(format!("{p}: {e}")))?
+        let mut model = text::parse_model(&text).map_err(|e| CmdError(format!("{p}: {e}")))?;
+        // tensors declared with `["location": ...]` read their data from
+        // beside the text file, confined to its folder like binary models
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        proto::resolve_external_data(&mut model, dir).map_err(|e| CmdError(format!("{p}: {e}")))?;
+        model
     };
     let msg = format!("loaded {p}: {}", summary(&model));
     let note = s.set_model(model, &p);
@@ -342,6 +354,20 @@ fn cmd_load(s: &mut Session, a: &Args) -> R<Flow> {
         s.say(n);
     }
     Ok(Flow::Continue)
+}
+
+/// Whether a file starts as UTF-8 text (its first 4 KiB; a character cut
+/// by that boundary still counts as text).
+fn looks_like_text(path: &Path) -> std::io::Result<bool> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(4096);
+    std::fs::File::open(path)?
+        .take(4096)
+        .read_to_end(&mut head)?;
+    Ok(match std::str::from_utf8(&head) {
+        Ok(_) => true,
+        Err(e) => e.error_len().is_none(),
+    })
 }
 
 fn cmd_parse(s: &mut Session, a: &Args) -> R<Flow> {
@@ -363,24 +389,39 @@ fn cmd_save(s: &mut Session, a: &Args) -> R<Flow> {
     let p = one_path("save", a)?;
     let m = s.model()?;
     let path = Path::new(&p);
+    let threshold = match a.value("external-threshold") {
+        Some(v) => Some(v.parse::<usize>().map_err(|_| {
+            CmdError(format!(
+                "--external-threshold expects a byte count, got '{v}'"
+            ))
+        })?),
+        None => None,
+    };
     if p.ends_with(".onnx") {
-        let threshold = match a.value("external-threshold") {
-            Some(v) => Some(v.parse::<usize>().map_err(|_| {
-                CmdError(format!(
-                    "--external-threshold expects a byte count, got '{v}'"
-                ))
-            })?),
-            None => None,
-        };
         let opts = ExternalOptions {
             threshold,
             file_name: None,
         };
         proto::save_model(m, path, &opts).map_err(|e| CmdError(e.to_string()))?;
     } else {
+        // text: large tensors may go to PATH.data, referenced by location
+        let external;
+        let (m, pending) = match threshold {
+            Some(th) => {
+                let mut c = m.clone(); // tensor bytes are shared, not copied
+                let pending = proto::externalize(&mut c, path, th, None)
+                    .map_err(|e| CmdError(e.to_string()))?;
+                external = c;
+                (&external, pending)
+            }
+            None => (m, None),
+        };
         let mut t = text::print_model(m);
         if !t.ends_with('\n') {
             t.push('\n');
+        }
+        if let Some(data) = pending {
+            data.write().map_err(|e| CmdError(e.to_string()))?;
         }
         proto::write_atomic(path, t.as_bytes()).map_err(|e| CmdError(e.to_string()))?;
     }

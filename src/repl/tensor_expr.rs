@@ -576,7 +576,7 @@ pub fn read_npy(bytes: &[u8]) -> R<Tensor> {
         } else {
             shape.iter().map(|&d| d as i64).collect()
         },
-        raw_data: Some(data[..n * size].to_vec()),
+        raw_data: Some(data[..n * size].to_vec().into()),
         ..proto
     };
     let t = tensor::from_proto(&p).map_err(|e| e.0)?;

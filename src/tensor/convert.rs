@@ -319,7 +319,7 @@ pub fn to_proto(t: &Tensor, name: &str) -> TensorProto {
             _ => data.iter().copied().collect(),
         },
     };
-    p.raw_data = Some(bytes);
+    p.raw_data = Some(bytes.into());
     p
 }
 
