@@ -91,21 +91,30 @@ fn main() {
             let count = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(4);
             gen(Path::new(&args[1]), mib, count);
         }
-        Some("load") if args.len() == 2 => {
+        Some("load") if args.len() == 2 || (args.len() == 3 && args[2] == "--read") => {
             let t = Instant::now();
             let model = load_model(Path::new(&args[1])).expect("the model loads");
             let secs = t.elapsed().as_secs_f64();
-            let bytes: usize = model
-                .graph
+            let inits: Vec<_> = model.graph.iter().flat_map(|g| &g.initializer).collect();
+            let bytes: usize = inits
                 .iter()
-                .flat_map(|g| &g.initializer)
                 .map(|t| t.raw_data.as_ref().map_or(0, |r| r.len()))
                 .sum();
-            println!("load_s {secs:.4}");
+            if args.len() == 3 {
+                // every initializer decoded to a tensor, as the runtime does
+                let tensors: Vec<_> = inits
+                    .iter()
+                    .map(|t| onnx_light::tensor::from_proto(t).expect("the tensor decodes"))
+                    .collect();
+                println!("load_read_s {:.4}", t.elapsed().as_secs_f64());
+                println!("tensors {}", tensors.len());
+            } else {
+                println!("load_s {secs:.4}");
+            }
             println!("bytes {bytes}");
         }
         _ => {
-            eprintln!("usage: bench_io gen DIR [MIB] [TENSORS] | bench_io load PATH");
+            eprintln!("usage: bench_io gen DIR [MIB] [TENSORS] | bench_io load PATH [--read]");
             std::process::exit(2);
         }
     }

@@ -2,7 +2,7 @@
 
   bench_io.py gen-text FILE [NODES]   write a text model: a chain of Add/Relu/Mul
   bench_io.py text FILE [RUNS]        time onnx.parser.parse_model / onnx.printer.to_text
-  bench_io.py load PATH               time onnx.load(load_external_data=True)
+  bench_io.py load PATH [--read]      time onnx.load(load_external_data=True) [+ to_array]
   bench_io.py ratios RESULTS          print onnx-light / onnx ratios from "key value" lines
   bench_io.py check ONNX_LIGHT OUTDIR MODEL...
         re-save each model with onnx-light (binary, and with external data) and
@@ -59,13 +59,20 @@ def bench_text(path, runs):
     print("print_s %.4f" % best_print)
 
 
-def bench_load(path):
+def bench_load(path, read=False):
     import onnx
+    from onnx import numpy_helper
 
     t = time.perf_counter()
     model = onnx.load(path, load_external_data=True)
     secs = time.perf_counter() - t
-    print("load_s %.4f" % secs)
+    if read:
+        # every initializer as an array, as a runtime would need it
+        arrays = [numpy_helper.to_array(i) for i in model.graph.initializer]
+        print("load_read_s %.4f" % (time.perf_counter() - t))
+        print("tensors %d" % len(arrays))
+    else:
+        print("load_s %.4f" % secs)
     print("bytes %d" % sum(len(t.raw_data) for t in model.graph.initializer))
 
 
@@ -76,15 +83,15 @@ def ratios(results):
         if len(parts) == 2:
             vals[parts[0]] = float(parts[1])
     print("%-24s %12s %12s %10s" % ("benchmark", "onnx-light", "onnx (py)", "py/light"))
-    for key in ["parse_s", "print_s", "load_s"]:
+    for key in ["parse_s", "print_s", "load_s", "load_read_s"]:
         a, b = vals.get("light_" + key), vals.get("py_" + key)
         if a is None or b is None:
             continue
         print("%-24s %11.3fs %11.3fs %9.2fx" % (key[:-2], a, b, b / a if a else float("inf")))
-    for key in ["load_rss_kb"]:
+    for key, label in [("load_rss_kb", "load peak RSS"), ("load_read_rss_kb", "load+read peak RSS")]:
         a, b = vals.get("light_" + key), vals.get("py_" + key)
         if a is not None and b is not None:
-            print("%-24s %10.0fMB %10.0fMB %9.2fx" % ("load peak RSS", a / 1024, b / 1024, b / a))
+            print("%-24s %10.0fMB %10.0fMB %9.2fx" % (label, a / 1024, b / 1024, b / a))
 
 
 def check(onnx_light, outdir, models):
@@ -125,7 +132,7 @@ def main(argv):
     elif cmd == "text":
         bench_text(argv[2], int(argv[3]) if len(argv) > 3 else 3)
     elif cmd == "load":
-        bench_load(argv[2])
+        bench_load(argv[2], read="--read" in argv[3:])
     elif cmd == "ratios":
         ratios(argv[2])
     elif cmd == "check":
