@@ -449,6 +449,66 @@ pub fn value_from_pb_bytes(bytes: &[u8], kind: PbKind) -> Result<Value, TensorEr
     }
 }
 
+/// The same tensor with its `raw_data` moved into the typed field that
+/// `onnx.helper.make_tensor` and the text syntax use for its element type
+/// (`float_data` for float and complex64, `double_data`, `int64_data`,
+/// `uint64_data` for uint32/uint64, and `int32_data` for every other type:
+/// 16-bit floats as their bits, 8-bit floats as their codes, 4- and 2-bit
+/// types as one packed byte per entry). A tensor without `raw_data` is
+/// returned unchanged.
+pub fn raw_to_typed(p: &TensorProto) -> Result<TensorProto, TensorError> {
+    use DataType as D;
+    let Some(raw) = p.raw_data.as_deref() else {
+        return Ok(p.clone());
+    };
+    let code = p.data_type();
+    let dt = DataType::from_code(code).ok_or_else(|| {
+        TensorError::new(format!(
+            "tensor '{}' has unknown data type {code}",
+            p.name()
+        ))
+    })?;
+    let n: usize = shape_of(p)?.iter().product();
+    let want = match dt {
+        D::Int4 | D::Uint4 | D::Float4E2M1 => n.div_ceil(2),
+        D::Int2 | D::Uint2 => n.div_ceil(4),
+        _ => match dt.byte_size() {
+            Some(size) => n * size,
+            None => {
+                return Err(TensorError::new(format!(
+                    "tensor '{}': {dt} values cannot be held in raw_data",
+                    p.name()
+                )))
+            }
+        },
+    };
+    check_count(p, raw.len(), want, "raw_data (bytes)")?;
+    let mut t = p.clone();
+    t.raw_data = None;
+    fn le<const N: usize, T>(raw: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
+        raw.chunks_exact(N)
+            .map(|c| f(c.try_into().expect("chunk of N bytes")))
+            .collect()
+    }
+    match dt {
+        D::Float | D::Complex64 => t.float_data = le(raw, f32::from_le_bytes),
+        D::Double | D::Complex128 => t.double_data = le(raw, f64::from_le_bytes),
+        D::Int64 => t.int64_data = le(raw, i64::from_le_bytes),
+        D::Uint64 => t.uint64_data = le(raw, u64::from_le_bytes),
+        D::Uint32 => t.uint64_data = le(raw, |b| u32::from_le_bytes(b) as u64),
+        D::Int32 => t.int32_data = le(raw, i32::from_le_bytes),
+        D::Int16 => t.int32_data = le(raw, |b| i16::from_le_bytes(b) as i32),
+        D::Uint16 | D::Float16 | D::Bfloat16 => {
+            t.int32_data = le(raw, |b| u16::from_le_bytes(b) as i32)
+        }
+        D::Int8 => t.int32_data = le(raw, |b: [u8; 1]| b[0] as i8 as i32),
+        D::Bool => t.int32_data = le(raw, |b: [u8; 1]| (b[0] != 0) as i32),
+        // uint8, 8-bit floats, packed 4- and 2-bit types: one byte per entry
+        _ => t.int32_data = raw.iter().map(|&b| b as i32).collect(),
+    }
+    Ok(t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -464,6 +524,41 @@ mod tests {
             assert_eq!(back.dtype(), dt);
             assert_eq!(back.shape(), &[2, 3]);
         }
+    }
+
+    #[test]
+    fn raw_data_and_typed_fields_hold_the_same_values() {
+        for dt in DataType::all() {
+            let len = match dt {
+                DataType::Int4 | DataType::Uint4 | DataType::Float4E2M1 => 3,
+                DataType::Int2 | DataType::Uint2 => 2,
+                _ => match dt.byte_size() {
+                    Some(s) => 6 * s,
+                    None => continue,
+                },
+            };
+            // bytes below 64 keep every float finite (no NaN != NaN)
+            let raw: Vec<u8> = (0..len).map(|i| (i * 7 % 64) as u8).collect();
+            let p = TensorProto {
+                dims: vec![2, 3],
+                data_type: Some(dt.code()),
+                raw_data: Some(raw.into()),
+                ..Default::default()
+            };
+            let typed = raw_to_typed(&p).unwrap();
+            assert!(typed.raw_data.is_none());
+            match from_proto(&p) {
+                Ok(a) => assert_eq!(from_proto(&typed).unwrap(), a, "{dt}"),
+                Err(_) => assert!(from_proto(&typed).is_err(), "{dt}"),
+            }
+        }
+        let short = TensorProto {
+            dims: vec![4],
+            data_type: Some(1),
+            raw_data: Some(vec![0u8; 15].into()),
+            ..Default::default()
+        };
+        assert!(raw_to_typed(&short).unwrap_err().0.contains("needs 16"));
     }
 
     #[test]
@@ -499,3 +594,4 @@ mod tests {
         assert_eq!(small_to_f64(DataType::Float4E2M1, 0x7), 6.0);
     }
 }
+

@@ -8,8 +8,8 @@ mod dtype;
 mod render;
 
 pub use convert::{
-    from_proto, optional_from_proto, sequence_from_proto, to_proto, value_from_pb_bytes, PbKind,
-    TensorError,
+    from_proto, optional_from_proto, raw_to_typed, sequence_from_proto, to_proto,
+    value_from_pb_bytes, PbKind, TensorError,
 };
 pub use dtype::DataType;
 pub use render::{format_scalar, render_tensor};
