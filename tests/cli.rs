@@ -190,3 +190,34 @@ fn hostile_inputs_do_not_panic() {
         assert!(o.code == 0 || o.code == 1, "{c}: exit {}", o.code);
     }
 }
+
+#[test]
+fn tensor_data_survives_every_save_form() {
+    // binary with external data -> text with values -> text with external
+    // data -> binary: each reload runs to the same result
+    let dir = std::env::temp_dir().join(format!("onnx-light-forms-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = |f: &str| dir.join(f).display().to_string();
+    let run_line = "run x=arange(8).reshape(2,4)";
+    let o = cmds(&format!(
+        "{SEED}\nsave {} --external-threshold 0\nload {}\n{run_line}\nsave {}\nload {}\n{run_line}\n\
+         save {} --external-threshold 8\nload {}\n{run_line}\nsave {}\nload {}\n{run_line}",
+        p("ext.onnx"),
+        p("ext.onnx"),
+        p("values.txt"),
+        p("values.txt"),
+        p("ext.txt"),
+        p("ext.txt"),
+        p("back.onnx"),
+        p("back.onnx"),
+    ));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(o.stdout.matches("[18. 21.]]").count(), 4, "{}", o.stdout);
+    assert!(dir.join("ext.onnx.data").is_file());
+    assert!(dir.join("ext.txt.data").is_file());
+    let text = std::fs::read_to_string(dir.join("ext.txt")).unwrap();
+    assert!(text.contains("\"location\": \"ext.txt.data\""), "{text}");
+    let values = std::fs::read_to_string(dir.join("values.txt")).unwrap();
+    assert!(!values.contains("= {}"), "{values}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -416,6 +416,10 @@ fn cmd_save(s: &mut Session, a: &Args) -> R<Flow> {
             }
             None => (m, None),
         };
+        text_size_ok(
+            m,
+            "save it with --external-threshold BYTES to keep large tensors in a data file",
+        )?;
         let mut t = text::print_model(m);
         if !t.ends_with('\n') {
             t.push('\n');
@@ -429,10 +433,25 @@ fn cmd_save(s: &mut Session, a: &Args) -> R<Flow> {
     Ok(Flow::Continue)
 }
 
+/// Refuses text for a model whose inline tensors are too large to spell
+/// out as numbers.
+fn text_size_ok(m: &proto::ModelProto, hint: &str) -> R<()> {
+    let bytes = text::inline_tensor_bytes(m);
+    if bytes > text::MAX_INLINE_TEXT_BYTES {
+        return Err(CmdError(format!(
+            "the model holds {} MiB of tensor values, too many to write as text (limit {} MiB); {hint}",
+            bytes >> 20,
+            text::MAX_INLINE_TEXT_BYTES >> 20
+        )));
+    }
+    Ok(())
+}
+
 fn cmd_show(s: &mut Session, a: &Args) -> R<Flow> {
     no_args("show", a)?;
     let m = s.model()?;
     let t = if a.has("text") {
+        text_size_ok(m, "'save PATH.txt --external-threshold BYTES' writes its text with large tensors in a data file")?;
         text::print_model(m)
     } else {
         text::pretty(m)

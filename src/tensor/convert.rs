@@ -594,4 +594,3 @@ mod tests {
         assert_eq!(small_to_f64(DataType::Float4E2M1, 0x7), 6.0);
     }
 }
-

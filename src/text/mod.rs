@@ -84,5 +84,50 @@ pub fn pretty(m: &ModelProto) -> String {
     pretty::model(m)
 }
 
+/// Bytes of tensor values a model holds inline (raw or typed fields), in
+/// its graphs, subgraphs, sparse tensors and functions: what its text would
+/// have to spell out as numbers.
+pub fn inline_tensor_bytes(m: &ModelProto) -> u64 {
+    use crate::proto::{AttributeProto, NodeProto, SparseTensorProto, TensorProto};
+    fn tensor(t: &TensorProto) -> u64 {
+        let fields = t.float_data.len() * 4
+            + t.int32_data.len() * 4
+            + t.double_data.len() * 8
+            + t.int64_data.len() * 8
+            + t.uint64_data.len() * 8;
+        let strings: usize = t.string_data.iter().map(Vec::len).sum();
+        (fields + strings + t.raw_data.as_ref().map_or(0, |r| r.len())) as u64
+    }
+    fn sparse(s: &SparseTensorProto) -> u64 {
+        s.values.as_ref().map_or(0, tensor) + s.indices.as_ref().map_or(0, tensor)
+    }
+    fn attr(a: &AttributeProto) -> u64 {
+        a.t.as_ref().map_or(0, tensor)
+            + a.tensors.iter().map(tensor).sum::<u64>()
+            + a.sparse_tensor.as_ref().map_or(0, sparse)
+            + a.sparse_tensors.iter().map(sparse).sum::<u64>()
+            + a.g.as_ref().map_or(0, graph)
+            + a.graphs.iter().map(graph).sum::<u64>()
+    }
+    fn nodes(ns: &[NodeProto]) -> u64 {
+        ns.iter().flat_map(|n| &n.attribute).map(attr).sum()
+    }
+    fn graph(g: &GraphProto) -> u64 {
+        g.initializer.iter().map(tensor).sum::<u64>()
+            + g.sparse_initializer.iter().map(sparse).sum::<u64>()
+            + nodes(&g.node)
+    }
+    m.graph.as_ref().map_or(0, graph)
+        + m.functions
+            .iter()
+            .map(|f| nodes(&f.node) + f.attribute_proto.iter().map(attr).sum::<u64>())
+            .sum::<u64>()
+}
+
+/// The most tensor bytes that `show --text` and `save PATH.txt` spell out
+/// inline (about three times as many bytes of text); a larger model is
+/// refused with a pointer to `--external-threshold`.
+pub const MAX_INLINE_TEXT_BYTES: u64 = 256 << 20;
+
 #[cfg(test)]
 mod tests;
