@@ -1,7 +1,8 @@
 //! Fast f32 convolution for x86_64 CPUs with AVX-512: a blocked GEMM whose
 //! right operand is packed straight from the input image (im2col fused into
-//! the packing, no full column buffer), with bias folded into the first
-//! pass over the reduction axis. Work is split into (image x group, output
+//! the packing, no full column buffer; 1x1 convolutions read the image in
+//! place), whose left operand is read from the weights in place, and with
+//! bias folded into the first pass over the reduction axis. Work is split into (image x group, output
 //! channel block, output position block) tasks run on the current rayon
 //! pool. Any geometry (N-D, groups, strides, dilations, pads) is handled;
 //! `conv` returns `None` where the CPU lacks AVX-512 so the caller falls
@@ -61,18 +62,17 @@ mod avx512 {
         Load,
     }
 
-    /// C[R x 16*V] (row stride `ldc`) = init + A * B, where A holds R rows
-    /// of `kc` values KC apart and B a packed panel of `kc` rows NR apart
-    /// (of which the first 16*V values are used).
+    /// C[R x 16*V] (row stride `ldc`) = init + A * B, where A is R rows of
+    /// `kc` values `lda` apart and B `kc` rows of 16*V values `ldb` apart.
     ///
     /// # Safety
-    /// AVX-512F must be available; `a` holds R * KC values, `b` `kc` * NR,
+    /// AVX-512F must be available; `a` holds R rows, `b` `kc` rows,
     /// `c` R rows of 16*V values `ldc` apart, and `Init::Bias` R values.
     #[target_feature(enable = "avx512f")]
     unsafe fn kernel<const R: usize, const V: usize>(
         kc: usize,
-        a: *const f32,
-        b: *const f32,
+        (a, lda): (*const f32, usize),
+        (b, ldb): (*const f32, usize),
         c: *mut f32,
         ldc: usize,
         init: Init,
@@ -101,13 +101,13 @@ mod avx512 {
                 *v = _mm512_loadu_ps(b.add(j * 16));
             }
             for (i, row) in acc.iter_mut().enumerate() {
-                let av = _mm512_set1_ps(*a.add(i * KC));
+                let av = _mm512_set1_ps(*a.add(i * lda));
                 for (r, &bj) in row.iter_mut().zip(&bv) {
                     *r = _mm512_fmadd_ps(av, bj, *r);
                 }
             }
             a = a.add(1);
-            b = b.add(NR);
+            b = b.add(ldb);
         }
         for (i, row) in acc.iter().enumerate() {
             for (j, &r) in row.iter().enumerate() {
@@ -125,8 +125,8 @@ mod avx512 {
     #[target_feature(enable = "avx512f")]
     unsafe fn tile<const R: usize, const V: usize>(
         kc: usize,
-        a: *const f32,
-        b: *const f32,
+        a: (*const f32, usize),
+        b: (*const f32, usize),
         c: *mut f32,
         ldc: usize,
         init: Init,
@@ -157,8 +157,8 @@ mod avx512 {
     #[allow(clippy::too_many_arguments)]
     unsafe fn dispatch(
         kc: usize,
-        a: *const f32,
-        b: *const f32,
+        a: (*const f32, usize),
+        b: (*const f32, usize),
         c: *mut f32,
         ldc: usize,
         init: Init,
@@ -301,8 +301,8 @@ mod avx512 {
                     if s == 1 {
                         mid.copy_from_slice(&xp[base..base + mid.len()]);
                     } else {
-                        for (j, v) in mid.iter_mut().enumerate() {
-                            *v = xp[base + j * s];
+                        for (v, &xv) in mid.iter_mut().zip(xp[base..].iter().step_by(s)) {
+                            *v = xv;
                         }
                     }
                 }
@@ -310,8 +310,18 @@ mod avx512 {
         }
 
         /// Packs rows [k0, k0 + kc) x positions [p0, p0 + np) of the column
-        /// matrix into NR-wide panels (zero-padded).
-        fn pack_b(&self, xs: &[f32], k0: usize, kc: usize, p0: usize, np: usize, sc: &mut Scratch) {
+        /// matrix into NR-wide panels (zero-padded), from panel `j0` on.
+        #[allow(clippy::too_many_arguments)]
+        fn pack_b(
+            &self,
+            xs: &[f32],
+            k0: usize,
+            kc: usize,
+            p0: usize,
+            np: usize,
+            j0: usize,
+            sc: &mut Scratch,
+        ) {
             let panels = ceil_div(np, NR);
             sc.bpack.resize(panels * kc * NR, 0.0);
             sc.row.resize(np, 0.0);
@@ -325,12 +335,12 @@ mod avx512 {
             for kk in 0..kc {
                 let k = k0 + kk;
                 let src: &[f32] = if self.direct {
-                    &xs[k * self.plane + p0..k * self.plane + p0 + np]
+                    &xs[k * self.plane + p0 + j0 * NR..k * self.plane + p0 + np]
                 } else {
                     self.fill_row(xs, k, runs, coords, row);
-                    row
+                    &row[j0 * NR..]
                 };
-                for (j, chunk) in src.chunks(NR).enumerate() {
+                for (j, chunk) in (j0..).zip(src.chunks(NR)) {
                     let at = (j * kc + kk) * NR;
                     let dst: &mut [f32; NR] = (&mut bpack[at..at + NR]).try_into().unwrap();
                     match <&[f32; NR]>::try_from(chunk) {
@@ -345,9 +355,16 @@ mod avx512 {
         }
     }
 
-    /// Packs rows [r0, r0 + MR) (zero past `r1`) x reduction [k0, k0 + kc)
-    /// of one group's weights (row stride `kdim`), each row KC values apart.
-    fn pack_a(wg: &[f32], kdim: usize, r0: usize, r1: usize, k0: usize, kc: usize, dst: &mut Vec<f32>) {
+    /// Copies rows [r0, r1) x reduction [k0, k0 + kc) of one group's
+    /// weights (row stride `kdim`) as MR rows KC apart, zero past `r1`.
+    fn pack_a(
+        wg: &[f32],
+        kdim: usize,
+        (r0, r1): (usize, usize),
+        k0: usize,
+        kc: usize,
+        dst: &mut Vec<f32>,
+    ) {
         dst.resize(MR * KC, 0.0);
         for (i, row) in dst.chunks_exact_mut(KC).enumerate() {
             let r = r0 + i;
@@ -388,8 +405,8 @@ mod avx512 {
         let mut koff = Vec::with_capacity(kprod * nd);
         let mut kk = vec![0usize; nd];
         for _ in 0..kprod {
-            for a in 0..nd {
-                koff.push((kk[a] * d.dilations[a]) as isize - d.pad_begin[a] as isize);
+            for ((&k, &dl), &pb) in kk.iter().zip(d.dilations).zip(d.pad_begin) {
+                koff.push((k * dl) as isize - pb as isize);
             }
             next_index(&mut kk, d.kernel);
         }
@@ -413,7 +430,13 @@ mod avx512 {
 
         // task split: enough tasks for the pool, big enough to reuse packs
         let jobs = d.n * d.group;
-        let mpanels = ceil_div(m_g, MR);
+        // panel height: 12 rows, or 8 where that leaves no partial panel
+        let mr = if !m_g.is_multiple_of(MR) && m_g.is_multiple_of(8) {
+            8
+        } else {
+            MR
+        };
+        let mpanels = ceil_div(m_g, mr);
         let ppanels = ceil_div(oprod, NR);
         let threads = rayon::current_num_threads();
         let target = if threads > 1 { threads * 4 } else { 1 };
@@ -423,7 +446,7 @@ mod avx512 {
             if tasks >= target {
                 break;
             }
-            if mt > 1 && (mt * MR >= pt * NR || pt == 1) {
+            if mt > 1 && (mt * mr >= pt * NR || pt == 1) {
                 mt = ceil_div(mt, 2);
             } else if pt > 1 {
                 pt = ceil_div(pt, 2);
@@ -432,6 +455,7 @@ mod avx512 {
             }
         }
         let (mtasks, ptasks) = (ceil_div(mpanels, mt), ceil_div(ppanels, pt));
+
         let ntasks = jobs * mtasks * ptasks;
         let optr = OutPtr(out.as_mut_ptr());
         let optr = &optr;
@@ -442,7 +466,7 @@ mod avx512 {
             let (ni, gi) = (job / d.group, job % d.group);
             let xs = &x[(ni * d.c + gi * c_g) * plane..(ni * d.c + (gi + 1) * c_g) * plane];
             let wg = &w[gi * m_g * kdim..(gi + 1) * m_g * kdim];
-            let (m0, m1) = (mi * mt * MR, ((mi + 1) * mt * MR).min(m_g));
+            let (m0, m1) = (mi * mt * mr, ((mi + 1) * mt * mr).min(m_g));
             let (p0, p1) = (pi * pt * NR, ((pi + 1) * pt * NR).min(oprod));
             let np = p1 - p0;
             // first output value of this job's group
@@ -453,11 +477,21 @@ mod avx512 {
             let mut k0 = 0;
             while k0 < kdim {
                 let kc = KC.min(kdim - k0);
-                g.pack_b(xs, k0, kc, p0, np, sc);
+                // 1x1 convolutions read full panels straight from X
+                let full = if g.direct { np / NR } else { 0 };
+                if full * NR < np {
+                    g.pack_b(xs, k0, kc, p0, np, full, sc);
+                }
                 let mut r0 = m0;
                 while r0 < m1 {
-                    let rows = MR.min(m1 - r0);
-                    pack_a(wg, kdim, r0, m1, k0, kc, &mut sc.apack);
+                    let rows = mr.min(m1 - r0);
+                    // whole kernels read W in place; a partial one a padded copy
+                    let ap = if rows % 4 == 0 {
+                        (wg[r0 * kdim + k0..].as_ptr(), kdim)
+                    } else {
+                        pack_a(wg, kdim, (r0, m1), k0, kc, &mut sc.apack);
+                        (sc.apack.as_ptr(), KC)
+                    };
                     let mut bias_tile = [0.0f32; MR];
                     let init = if k0 > 0 {
                         Init::Load
@@ -470,16 +504,21 @@ mod avx512 {
                     for j in 0..ceil_div(np, NR) {
                         let col0 = p0 + j * NR;
                         let cols = NR.min(p1 - col0);
-                        let bp = sc.bpack[j * kc * NR..].as_ptr();
+                        let bp = if j < full {
+                            (xs[k0 * plane + col0..].as_ptr(), plane)
+                        } else {
+                            (sc.bpack[j * kc * NR..].as_ptr(), NR)
+                        };
                         // SAFETY: tile (r0.., col0..) of this job lies inside
                         // `out` and belongs to this task alone; the packs
-                        // hold MR x KC and kc x NR values.
+                        // hold MR x KC and kc x NR values, and a full direct
+                        // panel is kc rows of NR values inside `xs`.
                         unsafe {
                             let c = optr.0.add(obase + r0 * oprod + col0);
-                            dispatch(kc, sc.apack.as_ptr(), bp, c, oprod, init, rows, cols);
+                            dispatch(kc, ap, bp, c, oprod, init, rows, cols);
                         }
                     }
-                    r0 += MR;
+                    r0 += mr;
                 }
                 k0 += kc;
             }
@@ -616,21 +655,120 @@ mod tests {
     fn fast_conv_matches_the_definition() {
         let cases = [
             // tile edges in rows and columns, stride 2, padding
-            case(1, 3, 5, 1, &[11, 11], &[3, 3], &[2, 2], &[1, 1], &[1, 1], &[1, 1]),
+            case(
+                1,
+                3,
+                5,
+                1,
+                &[11, 11],
+                &[3, 3],
+                &[2, 2],
+                &[1, 1],
+                &[1, 1],
+                &[1, 1],
+            ),
             // 1x1 direct path, one full and one partial tile
-            case(1, 16, 13, 1, &[9, 9], &[1, 1], &[1, 1], &[1, 1], &[0, 0], &[0, 0]),
-            case(2, 20, 30, 1, &[7, 7], &[3, 3], &[1, 1], &[1, 1], &[1, 1], &[1, 1]),
-            case(1, 7, 40, 1, &[6, 6], &[1, 1], &[2, 2], &[1, 1], &[0, 0], &[0, 0]),
+            case(
+                1,
+                16,
+                13,
+                1,
+                &[9, 9],
+                &[1, 1],
+                &[1, 1],
+                &[1, 1],
+                &[0, 0],
+                &[0, 0],
+            ),
+            case(
+                2,
+                20,
+                30,
+                1,
+                &[7, 7],
+                &[3, 3],
+                &[1, 1],
+                &[1, 1],
+                &[1, 1],
+                &[1, 1],
+            ),
+            case(
+                1,
+                7,
+                40,
+                1,
+                &[6, 6],
+                &[1, 1],
+                &[2, 2],
+                &[1, 1],
+                &[0, 0],
+                &[0, 0],
+            ),
             // more than one reduction block (kdim > KC)
-            case(1, 300, 25, 1, &[7, 7], &[3, 3], &[1, 1], &[1, 1], &[2, 2], &[2, 2]),
-            case(1, 70, 9, 1, &[40, 9], &[1, 1], &[1, 1], &[1, 1], &[0, 0], &[0, 0]),
+            case(
+                1,
+                300,
+                25,
+                1,
+                &[7, 7],
+                &[3, 3],
+                &[1, 1],
+                &[1, 1],
+                &[2, 2],
+                &[2, 2],
+            ),
+            case(
+                1,
+                70,
+                9,
+                1,
+                &[40, 9],
+                &[1, 1],
+                &[1, 1],
+                &[1, 1],
+                &[0, 0],
+                &[0, 0],
+            ),
             // 1-D, grouped, dilated, asymmetric pads
             case(2, 6, 9, 3, &[10], &[3], &[2], &[2], &[1], &[3]),
             // 3-D depthwise
-            case(1, 4, 4, 4, &[5, 6, 7], &[2, 3, 2], &[1, 2, 3], &[2, 1, 1], &[0, 1, 2], &[1, 0, 2]),
-            case(3, 8, 26, 2, &[13, 9], &[3, 2], &[2, 1], &[1, 3], &[2, 0], &[0, 1]),
+            case(
+                1,
+                4,
+                4,
+                4,
+                &[5, 6, 7],
+                &[2, 3, 2],
+                &[1, 2, 3],
+                &[2, 1, 1],
+                &[0, 1, 2],
+                &[1, 0, 2],
+            ),
+            case(
+                3,
+                8,
+                26,
+                2,
+                &[13, 9],
+                &[3, 2],
+                &[2, 1],
+                &[1, 3],
+                &[2, 0],
+                &[0, 1],
+            ),
             // padding larger than the kernel reach: all-zero rows
-            case(1, 2, 3, 1, &[3, 4], &[2, 2], &[3, 1], &[1, 1], &[4, 0], &[4, 2]),
+            case(
+                1,
+                2,
+                3,
+                1,
+                &[3, 4],
+                &[2, 2],
+                &[3, 1],
+                &[1, 1],
+                &[4, 0],
+                &[4, 2],
+            ),
         ];
         let mut seed = 7u64;
         for cs in &cases {
