@@ -1,9 +1,12 @@
 //! Convolutions: Conv, ConvTranspose and ConvInteger, N-D with groups,
-//! strides, dilations and padding. Conv is im2col + GEMM per (image,
-//! group), parallel over images/groups with rayon; 1x1 stride-1 unpadded
-//! convolutions skip im2col. f16/bf16 compute through f32, ConvInteger
-//! through f64 (exact for its value range).
+//! strides, dilations and padding. f32 Conv (and f16/bf16, computed
+//! through f32) runs on the packed AVX-512 kernels of `conv_f32` where the
+//! CPU has them; otherwise, and for f64 and ConvInteger (through f64, exact
+//! for its value range), Conv is im2col + GEMM per (image, group), parallel
+//! over images/groups with rayon; 1x1 stride-1 unpadded convolutions skip
+//! im2col.
 
+use super::conv_f32::{self, ConvDims};
 use super::linalg::Gemm;
 use super::nn::{from_f64s, next_index, to_f64s, Window, WindowAttrs};
 use crate::bail;
@@ -149,6 +152,23 @@ fn conv_core<T: ConvFloat>(x: &[T], wt: &[T], bias: Option<&[T]>, g: &Geo) -> Ve
     out
 }
 
+/// f32 convolution: the fast kernels where available, else `conv_core`.
+fn conv_f32s(x: &[f32], wt: &[f32], bias: Option<&[f32]>, g: &Geo) -> Vec<f32> {
+    let dims = ConvDims {
+        n: g.n,
+        c: g.c,
+        m: g.m,
+        group: g.group,
+        spatial: &g.spatial,
+        kernel: &g.w.kernel,
+        strides: &g.w.strides,
+        dilations: &g.w.dilations,
+        pad_begin: &g.w.pad_begin,
+        out: &g.w.out,
+    };
+    conv_f32::conv(x, wt, bias, &dims).unwrap_or_else(|| conv_core(x, wt, bias, g))
+}
+
 /// Checks shapes and resolves the geometry of a Conv / ConvInteger.
 fn conv_geo(xs: &[usize], ws: &[usize], wa: &WindowAttrs, group: i64) -> Result<Geo, KernelError> {
     if xs.len() < 3 || ws.len() != xs.len() {
@@ -245,7 +265,7 @@ pub fn conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 };
                 Tensor::F32(ArrayD::from_shape_vec(
                     IxDyn(&oshape),
-                    conv_core(xs, ws, bv.as_deref(), &g),
+                    conv_f32s(xs, ws, bv.as_deref(), &g),
                 )?)
             }
             Tensor::F16(_) | Tensor::BF16(_) => {
@@ -253,7 +273,7 @@ pub fn conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
                     Some(b) => Some(f32s(b)?),
                     None => None,
                 };
-                let y = conv_core(&f32s(x)?, &f32s(w)?, bv.as_deref(), &g);
+                let y = conv_f32s(&f32s(x)?, &f32s(w)?, bv.as_deref(), &g);
                 from_f64s(
                     x.dtype(),
                     &oshape,

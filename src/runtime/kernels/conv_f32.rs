@@ -1,0 +1,804 @@
+//! Fast f32 convolution for x86_64 CPUs with AVX-512: a blocked GEMM whose
+//! right operand is packed straight from the input image (im2col fused into
+//! the packing, no full column buffer; 1x1 convolutions read the image in
+//! place), whose left operand is read from the weights in place, and with
+//! bias folded into the first pass over the reduction axis. Work is split into (image x group, output
+//! channel block, output position block) tasks run on the current rayon
+//! pool. Any geometry (N-D, groups, strides, dilations, pads) is handled;
+//! `conv` returns `None` where the CPU lacks AVX-512 so the caller falls
+//! back to the generic path.
+
+/// Geometry of one convolution: X is N x C x spatial, W is M x C/group x
+/// kernel, Y is N x M x out, all row-major.
+pub struct ConvDims<'a> {
+    pub n: usize,
+    pub c: usize,
+    pub m: usize,
+    pub group: usize,
+    pub spatial: &'a [usize],
+    pub kernel: &'a [usize],
+    pub strides: &'a [usize],
+    pub dilations: &'a [usize],
+    pub pad_begin: &'a [usize],
+    pub out: &'a [usize],
+}
+
+/// The convolution Y = W * X (+ B per output channel), or `None` when this
+/// CPU has no fast path.
+pub fn conv(x: &[f32], w: &[f32], bias: Option<&[f32]>, d: &ConvDims) -> Option<Vec<f32>> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f") {
+            return Some(avx512::conv(x, w, bias, d));
+        }
+    }
+    let _ = (x, w, bias, d);
+    None
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::ConvDims;
+    use rayon::prelude::*;
+    use std::arch::x86_64::*;
+
+    /// Rows of the output tile (output channels).
+    const MR: usize = 12;
+    /// 16-lane vectors per tile row; the tile is MR x NR output positions.
+    const NV: usize = 2;
+    const NR: usize = 16 * NV;
+    /// Reduction (channel x kernel offset) block.
+    const KC: usize = 256;
+    /// Output-position panels per task at most.
+    const PT: usize = 8;
+
+    /// How a tile's accumulators start.
+    #[derive(Clone, Copy)]
+    enum Init {
+        Zero,
+        /// MR bias values, one per tile row.
+        Bias(*const f32),
+        /// The tile's current contents (a later reduction block).
+        Load,
+    }
+
+    /// C[R x 16*V] (row stride `ldc`) = init + A * B, where A is R rows of
+    /// `kc` values `lda` apart and B `kc` rows of 16*V values `ldb` apart.
+    ///
+    /// # Safety
+    /// AVX-512F must be available; `a` holds R rows, `b` `kc` rows,
+    /// `c` R rows of 16*V values `ldc` apart, and `Init::Bias` R values.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn kernel<const R: usize, const V: usize>(
+        kc: usize,
+        (a, lda): (*const f32, usize),
+        (b, ldb): (*const f32, usize),
+        c: *mut f32,
+        ldc: usize,
+        init: Init,
+    ) {
+        let mut acc = [[_mm512_setzero_ps(); V]; R];
+        match init {
+            Init::Zero => {}
+            Init::Bias(bp) => {
+                for (i, row) in acc.iter_mut().enumerate() {
+                    let v = _mm512_set1_ps(*bp.add(i));
+                    row.iter_mut().for_each(|r| *r = v);
+                }
+            }
+            Init::Load => {
+                for (i, row) in acc.iter_mut().enumerate() {
+                    for (j, r) in row.iter_mut().enumerate() {
+                        *r = _mm512_loadu_ps(c.add(i * ldc + j * 16));
+                    }
+                }
+            }
+        }
+        let (mut a, mut b) = (a, b);
+        for _ in 0..kc {
+            let mut bv = [_mm512_setzero_ps(); V];
+            for (j, v) in bv.iter_mut().enumerate() {
+                *v = _mm512_loadu_ps(b.add(j * 16));
+            }
+            for (i, row) in acc.iter_mut().enumerate() {
+                let av = _mm512_set1_ps(*a.add(i * lda));
+                for (r, &bj) in row.iter_mut().zip(&bv) {
+                    *r = _mm512_fmadd_ps(av, bj, *r);
+                }
+            }
+            a = a.add(1);
+            b = b.add(ldb);
+        }
+        for (i, row) in acc.iter().enumerate() {
+            for (j, &r) in row.iter().enumerate() {
+                _mm512_storeu_ps(c.add(i * ldc + j * 16), r);
+            }
+        }
+    }
+
+    /// One R x 16*V tile, or a smaller corner (`rows` x `cols`) of it
+    /// through a scratch tile.
+    ///
+    /// # Safety
+    /// As for `kernel`, with `c` valid for `rows` x `cols` only.
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn tile<const R: usize, const V: usize>(
+        kc: usize,
+        a: (*const f32, usize),
+        b: (*const f32, usize),
+        c: *mut f32,
+        ldc: usize,
+        init: Init,
+        rows: usize,
+        cols: usize,
+    ) {
+        if rows == R && cols == 16 * V {
+            kernel::<R, V>(kc, a, b, c, ldc, init);
+            return;
+        }
+        let mut t = [0.0f32; MR * NR];
+        let tp = t.as_mut_ptr();
+        if matches!(init, Init::Load) {
+            for i in 0..rows {
+                std::ptr::copy_nonoverlapping(c.add(i * ldc), tp.add(i * NR), cols);
+            }
+        }
+        kernel::<R, V>(kc, a, b, tp, NR, init);
+        for i in 0..rows {
+            std::ptr::copy_nonoverlapping(tp.add(i * NR), c.add(i * ldc), cols);
+        }
+    }
+
+    /// Picks the smallest kernel that covers `rows` x `cols`.
+    ///
+    /// # Safety
+    /// As for `tile`, with rows <= MR and cols <= NR.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn dispatch(
+        kc: usize,
+        a: (*const f32, usize),
+        b: (*const f32, usize),
+        c: *mut f32,
+        ldc: usize,
+        init: Init,
+        rows: usize,
+        cols: usize,
+    ) {
+        match (rows.div_ceil(4), cols > 16) {
+            (3, true) => tile::<12, 2>(kc, a, b, c, ldc, init, rows, cols),
+            (3, false) => tile::<12, 1>(kc, a, b, c, ldc, init, rows, cols),
+            (2, true) => tile::<8, 2>(kc, a, b, c, ldc, init, rows, cols),
+            (2, false) => tile::<8, 1>(kc, a, b, c, ldc, init, rows, cols),
+            (_, true) => tile::<4, 2>(kc, a, b, c, ldc, init, rows, cols),
+            (_, false) => tile::<4, 1>(kc, a, b, c, ldc, init, rows, cols),
+        }
+    }
+
+    /// One maximal run of output positions along the last spatial axis.
+    struct Run {
+        /// Offset in the task's position range.
+        dst: usize,
+        /// First position on the last axis.
+        ol: usize,
+        len: usize,
+        /// Start of this run's leading-axis coordinates in `Scratch::coords`.
+        cs: usize,
+    }
+
+    #[derive(Default)]
+    struct Scratch {
+        bpack: Vec<f32>,
+        apack: Vec<f32>,
+        row: Vec<f32>,
+        runs: Vec<Run>,
+        coords: Vec<usize>,
+    }
+
+    /// Per-call constants.
+    struct Geo<'a> {
+        d: &'a ConvDims<'a>,
+        nd: usize,
+        kprod: usize,
+        plane: usize,
+        /// Per kernel offset and axis: kernel offset x dilation - pad.
+        koff: Vec<isize>,
+        /// Element stride of each spatial axis in one input plane.
+        istr: Vec<usize>,
+        /// 1x1 kernel, unit strides, no padding: B is the input itself.
+        direct: bool,
+    }
+
+    /// Steps a row-major multi-index; false after the last one.
+    fn next_index(idx: &mut [usize], dims: &[usize]) -> bool {
+        for i in (0..idx.len()).rev() {
+            idx[i] += 1;
+            if idx[i] < dims[i] {
+                return true;
+            }
+            idx[i] = 0;
+        }
+        false
+    }
+
+    fn ceil_div(a: usize, b: usize) -> usize {
+        a.div_ceil(b)
+    }
+
+    /// Smallest t >= 0 with t * s + k >= bound (k, bound may be negative).
+    fn first_at_least(s: usize, k: isize, bound: isize) -> usize {
+        let need = bound - k;
+        if need <= 0 {
+            0
+        } else {
+            ceil_div(need as usize, s)
+        }
+    }
+
+    impl Geo<'_> {
+        /// Splits positions [p0, p1) into runs along the last axis.
+        fn runs(&self, p0: usize, p1: usize, sc: &mut Scratch) {
+            sc.runs.clear();
+            sc.coords.clear();
+            let nd = self.nd;
+            let lo = self.d.out[nd - 1];
+            let mut p = p0;
+            while p < p1 {
+                let ol = p % lo;
+                let len = (lo - ol).min(p1 - p);
+                let cs = sc.coords.len();
+                let mut outer = p / lo;
+                sc.coords.resize(cs + nd - 1, 0);
+                for a in (0..nd - 1).rev() {
+                    sc.coords[cs + a] = outer % self.d.out[a];
+                    outer /= self.d.out[a];
+                }
+                sc.runs.push(Run {
+                    dst: p - p0,
+                    ol,
+                    len,
+                    cs,
+                });
+                p += len;
+            }
+        }
+
+        /// Row `k` (input channel x kernel offset) of the column matrix over
+        /// the task's runs, into `dst`.
+        fn fill_row(&self, xs: &[f32], k: usize, runs: &[Run], coords: &[usize], dst: &mut [f32]) {
+            let nd = self.nd;
+            let (ci, kidx) = (k / self.kprod, k % self.kprod);
+            let xp = &xs[ci * self.plane..(ci + 1) * self.plane];
+            let ko = &self.koff[kidx * nd..(kidx + 1) * nd];
+            let sp = self.d.spatial;
+            let st = self.d.strides;
+            let l = nd - 1;
+            for r in runs {
+                let seg = &mut dst[r.dst..r.dst + r.len];
+                let mut off = 0usize;
+                let mut inside = true;
+                for a in 0..l {
+                    let q = (coords[r.cs + a] * st[a]) as isize + ko[a];
+                    if q < 0 || q >= sp[a] as isize {
+                        inside = false;
+                        break;
+                    }
+                    off += q as usize * self.istr[a];
+                }
+                if !inside {
+                    seg.fill(0.0);
+                    continue;
+                }
+                let (s, k) = (st[l], ko[l]);
+                let t_lo = first_at_least(s, k, 0).clamp(r.ol, r.ol + r.len) - r.ol;
+                let t_hi = first_at_least(s, k, sp[l] as isize).clamp(r.ol, r.ol + r.len) - r.ol;
+                let t_hi = t_hi.max(t_lo);
+                seg[..t_lo].fill(0.0);
+                seg[t_hi..].fill(0.0);
+                if t_lo < t_hi {
+                    let base = off + (((r.ol + t_lo) * s) as isize + k) as usize;
+                    let mid = &mut seg[t_lo..t_hi];
+                    if s == 1 {
+                        mid.copy_from_slice(&xp[base..base + mid.len()]);
+                    } else {
+                        for (v, &xv) in mid.iter_mut().zip(xp[base..].iter().step_by(s)) {
+                            *v = xv;
+                        }
+                    }
+                }
+            }
+        }
+
+        /// Packs rows [k0, k0 + kc) x positions [p0, p0 + np) of the column
+        /// matrix into NR-wide panels (zero-padded), from panel `j0` on.
+        #[allow(clippy::too_many_arguments)]
+        fn pack_b(
+            &self,
+            xs: &[f32],
+            k0: usize,
+            kc: usize,
+            p0: usize,
+            np: usize,
+            j0: usize,
+            sc: &mut Scratch,
+        ) {
+            let panels = ceil_div(np, NR);
+            sc.bpack.resize(panels * kc * NR, 0.0);
+            sc.row.resize(np, 0.0);
+            let Scratch {
+                bpack,
+                row,
+                runs,
+                coords,
+                ..
+            } = sc;
+            for kk in 0..kc {
+                let k = k0 + kk;
+                let src: &[f32] = if self.direct {
+                    &xs[k * self.plane + p0 + j0 * NR..k * self.plane + p0 + np]
+                } else {
+                    self.fill_row(xs, k, runs, coords, row);
+                    &row[j0 * NR..]
+                };
+                for (j, chunk) in (j0..).zip(src.chunks(NR)) {
+                    let at = (j * kc + kk) * NR;
+                    let dst: &mut [f32; NR] = (&mut bpack[at..at + NR]).try_into().unwrap();
+                    match <&[f32; NR]>::try_from(chunk) {
+                        Ok(full) => *dst = *full,
+                        Err(_) => {
+                            dst[..chunk.len()].copy_from_slice(chunk);
+                            dst[chunk.len()..].fill(0.0);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Copies rows [r0, r1) x reduction [k0, k0 + kc) of one group's
+    /// weights (row stride `kdim`) as MR rows KC apart, zero past `r1`.
+    fn pack_a(
+        wg: &[f32],
+        kdim: usize,
+        (r0, r1): (usize, usize),
+        k0: usize,
+        kc: usize,
+        dst: &mut Vec<f32>,
+    ) {
+        dst.resize(MR * KC, 0.0);
+        for (i, row) in dst.chunks_exact_mut(KC).enumerate() {
+            let r = r0 + i;
+            if r < r1 {
+                row[..kc].copy_from_slice(&wg[r * kdim + k0..r * kdim + k0 + kc]);
+            } else {
+                row[..kc].fill(0.0);
+            }
+        }
+    }
+
+    struct OutPtr(*mut f32);
+    // SAFETY: tasks write disjoint tiles of the output buffer.
+    unsafe impl Send for OutPtr {}
+    unsafe impl Sync for OutPtr {}
+
+    pub fn conv(x: &[f32], w: &[f32], bias: Option<&[f32]>, d: &ConvDims) -> Vec<f32> {
+        let nd = d.spatial.len();
+        let c_g = d.c / d.group;
+        let m_g = d.m / d.group;
+        let kprod: usize = d.kernel.iter().product();
+        let oprod: usize = d.out.iter().product();
+        let plane: usize = d.spatial.iter().product();
+        let kdim = c_g * kprod;
+        let mut out = vec![0.0f32; d.n * d.m * oprod];
+        if out.is_empty() {
+            return out;
+        }
+        if kdim == 0 || nd == 0 {
+            // no reduction: the bias alone
+            if let Some(b) = bias {
+                for (i, row) in out.chunks_mut(oprod).enumerate() {
+                    row.fill(b[i % d.m]);
+                }
+            }
+            return out;
+        }
+        let mut koff = Vec::with_capacity(kprod * nd);
+        let mut kk = vec![0usize; nd];
+        for _ in 0..kprod {
+            for ((&k, &dl), &pb) in kk.iter().zip(d.dilations).zip(d.pad_begin) {
+                koff.push((k * dl) as isize - pb as isize);
+            }
+            next_index(&mut kk, d.kernel);
+        }
+        let mut istr = vec![1usize; nd];
+        for a in (0..nd.saturating_sub(1)).rev() {
+            istr[a] = istr[a + 1] * d.spatial[a + 1];
+        }
+        let direct = kprod == 1
+            && d.strides.iter().all(|&s| s == 1)
+            && d.pad_begin.iter().all(|&p| p == 0)
+            && d.out == d.spatial;
+        let g = Geo {
+            d,
+            nd,
+            kprod,
+            plane,
+            koff,
+            istr,
+            direct,
+        };
+
+        // task split: enough tasks for the pool, big enough to reuse packs
+        let jobs = d.n * d.group;
+        // panel height: 12 rows, or 8 where that leaves no partial panel
+        let mr = if !m_g.is_multiple_of(MR) && m_g.is_multiple_of(8) {
+            8
+        } else {
+            MR
+        };
+        let mpanels = ceil_div(m_g, mr);
+        let ppanels = ceil_div(oprod, NR);
+        let threads = rayon::current_num_threads();
+        let target = if threads > 1 { threads * 4 } else { 1 };
+        let (mut mt, mut pt) = (mpanels, ppanels.min(PT));
+        loop {
+            let tasks = jobs * ceil_div(mpanels, mt) * ceil_div(ppanels, pt);
+            if tasks >= target {
+                break;
+            }
+            if mt > 1 && (mt * mr >= pt * NR || pt == 1) {
+                mt = ceil_div(mt, 2);
+            } else if pt > 1 {
+                pt = ceil_div(pt, 2);
+            } else {
+                break;
+            }
+        }
+        let (mtasks, ptasks) = (ceil_div(mpanels, mt), ceil_div(ppanels, pt));
+
+        let ntasks = jobs * mtasks * ptasks;
+        let optr = OutPtr(out.as_mut_ptr());
+        let optr = &optr;
+        let g = &g;
+        let task = |sc: &mut Scratch, t: usize| {
+            let job = t / (mtasks * ptasks);
+            let (mi, pi) = ((t / ptasks) % mtasks, t % ptasks);
+            let (ni, gi) = (job / d.group, job % d.group);
+            let xs = &x[(ni * d.c + gi * c_g) * plane..(ni * d.c + (gi + 1) * c_g) * plane];
+            let wg = &w[gi * m_g * kdim..(gi + 1) * m_g * kdim];
+            let (m0, m1) = (mi * mt * mr, ((mi + 1) * mt * mr).min(m_g));
+            let (p0, p1) = (pi * pt * NR, ((pi + 1) * pt * NR).min(oprod));
+            let np = p1 - p0;
+            // first output value of this job's group
+            let obase = (ni * d.m + gi * m_g) * oprod;
+            if !g.direct {
+                g.runs(p0, p1, sc);
+            }
+            let mut k0 = 0;
+            while k0 < kdim {
+                let kc = KC.min(kdim - k0);
+                // 1x1 convolutions read full panels straight from X
+                let full = if g.direct { np / NR } else { 0 };
+                if full * NR < np {
+                    g.pack_b(xs, k0, kc, p0, np, full, sc);
+                }
+                let mut r0 = m0;
+                while r0 < m1 {
+                    let rows = mr.min(m1 - r0);
+                    // whole kernels read W in place; a partial one a padded copy
+                    let ap = if rows % 4 == 0 {
+                        (wg[r0 * kdim + k0..].as_ptr(), kdim)
+                    } else {
+                        pack_a(wg, kdim, (r0, m1), k0, kc, &mut sc.apack);
+                        (sc.apack.as_ptr(), KC)
+                    };
+                    let mut bias_tile = [0.0f32; MR];
+                    let init = if k0 > 0 {
+                        Init::Load
+                    } else if let Some(b) = bias {
+                        bias_tile[..rows].copy_from_slice(&b[gi * m_g + r0..gi * m_g + r0 + rows]);
+                        Init::Bias(bias_tile.as_ptr())
+                    } else {
+                        Init::Zero
+                    };
+                    for j in 0..ceil_div(np, NR) {
+                        let col0 = p0 + j * NR;
+                        let cols = NR.min(p1 - col0);
+                        let bp = if j < full {
+                            (xs[k0 * plane + col0..].as_ptr(), plane)
+                        } else {
+                            (sc.bpack[j * kc * NR..].as_ptr(), NR)
+                        };
+                        // SAFETY: tile (r0.., col0..) of this job lies inside
+                        // `out` and belongs to this task alone; the packs
+                        // hold MR x KC and kc x NR values, and a full direct
+                        // panel is kc rows of NR values inside `xs`.
+                        unsafe {
+                            let c = optr.0.add(obase + r0 * oprod + col0);
+                            dispatch(kc, ap, bp, c, oprod, init, rows, cols);
+                        }
+                    }
+                    r0 += mr;
+                }
+                k0 += kc;
+            }
+        };
+        if ntasks == 1 {
+            task(&mut Scratch::default(), 0);
+        } else {
+            (0..ntasks)
+                .into_par_iter()
+                .for_each_init(Scratch::default, |sc, t| task(sc, t));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One convolution's attributes, for the reference below.
+    struct Case {
+        n: usize,
+        c: usize,
+        m: usize,
+        group: usize,
+        sp: Vec<usize>,
+        k: Vec<usize>,
+        s: Vec<usize>,
+        dl: Vec<usize>,
+        pb: Vec<usize>,
+        pe: Vec<usize>,
+    }
+
+    impl Case {
+        fn out(&self) -> Vec<usize> {
+            (0..self.sp.len())
+                .map(|i| {
+                    (self.sp[i] + self.pb[i] + self.pe[i] - ((self.k[i] - 1) * self.dl[i] + 1))
+                        / self.s[i]
+                        + 1
+                })
+                .collect()
+        }
+    }
+
+    /// Unravels `i` over `dims` (row-major).
+    fn unravel(mut i: usize, dims: &[usize]) -> Vec<usize> {
+        let mut v = vec![0; dims.len()];
+        for a in (0..dims.len()).rev() {
+            v[a] = i % dims[a];
+            i /= dims[a];
+        }
+        v
+    }
+
+    /// The definition, one output at a time, in f64.
+    fn reference(x: &[f32], w: &[f32], b: Option<&[f32]>, cs: &Case) -> Vec<f32> {
+        let out = cs.out();
+        let nd = cs.sp.len();
+        let oprod: usize = out.iter().product();
+        let kprod: usize = cs.k.iter().product();
+        let plane: usize = cs.sp.iter().product();
+        let (c_g, m_g) = (cs.c / cs.group, cs.m / cs.group);
+        let mut y = vec![0f32; cs.n * cs.m * oprod];
+        for n in 0..cs.n {
+            for m in 0..cs.m {
+                let g = m / m_g;
+                for p in 0..oprod {
+                    let o = unravel(p, &out);
+                    let mut acc = b.map_or(0.0, |b| b[m] as f64);
+                    for ci in 0..c_g {
+                        for kidx in 0..kprod {
+                            let kk = unravel(kidx, &cs.k);
+                            let mut off = Some(0usize);
+                            for a in 0..nd {
+                                let q = (o[a] * cs.s[a] + kk[a] * cs.dl[a]) as isize
+                                    - cs.pb[a] as isize;
+                                off = off
+                                    .filter(|_| q >= 0 && q < cs.sp[a] as isize)
+                                    .map(|v| v * cs.sp[a] + q as usize);
+                            }
+                            if let Some(off) = off {
+                                acc += x[(n * cs.c + g * c_g + ci) * plane + off] as f64
+                                    * w[(m * c_g + ci) * kprod + kidx] as f64;
+                            }
+                        }
+                    }
+                    y[(n * cs.m + m) * oprod + p] = acc as f32;
+                }
+            }
+        }
+        y
+    }
+
+    fn values(len: usize, seed: &mut u64) -> Vec<f32> {
+        (0..len)
+            .map(|_| {
+                *seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((*seed >> 33) % 1000) as f32 / 500.0 - 1.0
+            })
+            .collect()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn case(
+        n: usize,
+        c: usize,
+        m: usize,
+        group: usize,
+        sp: &[usize],
+        k: &[usize],
+        s: &[usize],
+        dl: &[usize],
+        pb: &[usize],
+        pe: &[usize],
+    ) -> Case {
+        Case {
+            n,
+            c,
+            m,
+            group,
+            sp: sp.to_vec(),
+            k: k.to_vec(),
+            s: s.to_vec(),
+            dl: dl.to_vec(),
+            pb: pb.to_vec(),
+            pe: pe.to_vec(),
+        }
+    }
+
+    #[test]
+    fn fast_conv_matches_the_definition() {
+        let cases = [
+            // tile edges in rows and columns, stride 2, padding
+            case(
+                1,
+                3,
+                5,
+                1,
+                &[11, 11],
+                &[3, 3],
+                &[2, 2],
+                &[1, 1],
+                &[1, 1],
+                &[1, 1],
+            ),
+            // 1x1 direct path, one full and one partial tile
+            case(
+                1,
+                16,
+                13,
+                1,
+                &[9, 9],
+                &[1, 1],
+                &[1, 1],
+                &[1, 1],
+                &[0, 0],
+                &[0, 0],
+            ),
+            case(
+                2,
+                20,
+                30,
+                1,
+                &[7, 7],
+                &[3, 3],
+                &[1, 1],
+                &[1, 1],
+                &[1, 1],
+                &[1, 1],
+            ),
+            case(
+                1,
+                7,
+                40,
+                1,
+                &[6, 6],
+                &[1, 1],
+                &[2, 2],
+                &[1, 1],
+                &[0, 0],
+                &[0, 0],
+            ),
+            // more than one reduction block (kdim > KC)
+            case(
+                1,
+                300,
+                25,
+                1,
+                &[7, 7],
+                &[3, 3],
+                &[1, 1],
+                &[1, 1],
+                &[2, 2],
+                &[2, 2],
+            ),
+            case(
+                1,
+                70,
+                9,
+                1,
+                &[40, 9],
+                &[1, 1],
+                &[1, 1],
+                &[1, 1],
+                &[0, 0],
+                &[0, 0],
+            ),
+            // 1-D, grouped, dilated, asymmetric pads
+            case(2, 6, 9, 3, &[10], &[3], &[2], &[2], &[1], &[3]),
+            // 3-D depthwise
+            case(
+                1,
+                4,
+                4,
+                4,
+                &[5, 6, 7],
+                &[2, 3, 2],
+                &[1, 2, 3],
+                &[2, 1, 1],
+                &[0, 1, 2],
+                &[1, 0, 2],
+            ),
+            case(
+                3,
+                8,
+                26,
+                2,
+                &[13, 9],
+                &[3, 2],
+                &[2, 1],
+                &[1, 3],
+                &[2, 0],
+                &[0, 1],
+            ),
+            // padding larger than the kernel reach: all-zero rows
+            case(
+                1,
+                2,
+                3,
+                1,
+                &[3, 4],
+                &[2, 2],
+                &[3, 1],
+                &[1, 1],
+                &[4, 0],
+                &[4, 2],
+            ),
+        ];
+        let mut seed = 7u64;
+        for cs in &cases {
+            let x = values(cs.n * cs.c * cs.sp.iter().product::<usize>(), &mut seed);
+            let kprod: usize = cs.k.iter().product();
+            let w = values(cs.m * (cs.c / cs.group) * kprod, &mut seed);
+            let b = values(cs.m, &mut seed);
+            let out = cs.out();
+            let dims = ConvDims {
+                n: cs.n,
+                c: cs.c,
+                m: cs.m,
+                group: cs.group,
+                spatial: &cs.sp,
+                kernel: &cs.k,
+                strides: &cs.s,
+                dilations: &cs.dl,
+                pad_begin: &cs.pb,
+                out: &out,
+            };
+            for bias in [None, Some(&b[..])] {
+                let Some(got) = conv(&x, &w, bias, &dims) else {
+                    return; // no fast path on this CPU
+                };
+                let want = reference(&x, &w, bias, cs);
+                assert_eq!(got.len(), want.len());
+                for (i, (g, r)) in got.iter().zip(&want).enumerate() {
+                    assert!((g - r).abs() <= 1e-4 * (1.0 + r.abs()), "{i}: {g} vs {r}");
+                }
+            }
+        }
+    }
+}
