@@ -481,7 +481,10 @@ pub(crate) fn model(m: &ModelProto) -> String {
     if !header.is_empty() {
         let _ = writeln!(s, "<\n  {}\n>", header.join(",\n  "));
     }
-    s.push_str(&graph_text(&m.graph.clone().unwrap_or_default()));
+    match &m.graph {
+        Some(g) => s.push_str(&graph_text(g)),
+        None => s.push_str(&graph_text(&GraphProto::default())),
+    }
     for f in &m.functions {
         s.push('\n');
         s.push_str(&function_text(f));
