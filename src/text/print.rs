@@ -13,6 +13,7 @@ use crate::proto::{
     StringStringEntryProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
 };
 use crate::tensor::DataType;
+use rayon::prelude::*;
 use std::fmt::{Display, Write};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -442,14 +443,40 @@ fn push_pad(s: &mut String, indent: usize) {
     s.extend(std::iter::repeat_n(' ', indent));
 }
 
+/// Blocks of at least this many nodes are printed in chunks of
+/// [`CHUNK_NODES`] on the rayon pool, then joined in order: the printer
+/// waits on memory more than it computes, so a second core helps.
+pub(super) const PAR_NODES: usize = 4096;
+const CHUNK_NODES: usize = 1024;
+
+/// Appends one line per node, each indented by `indent` spaces.
+fn push_node_lines(s: &mut String, nodes: &[NodeProto], indent: usize) {
+    for n in nodes {
+        push_pad(s, indent);
+        push_node(s, n, indent);
+        s.push('\n');
+    }
+}
+
 fn push_node_block(s: &mut String, nodes: &[NodeProto], indent: usize) {
-    s.reserve(nodes.len() * 48 + 8);
     push_pad(s, indent);
     s.push_str("{\n");
-    for n in nodes {
-        push_pad(s, indent + 2);
-        push_node(s, n, indent + 2);
-        s.push('\n');
+    if nodes.len() >= PAR_NODES && rayon::current_num_threads() > 1 {
+        let parts: Vec<String> = nodes
+            .par_chunks(CHUNK_NODES)
+            .map(|chunk| {
+                let mut part = String::with_capacity(chunk.len() * 48);
+                push_node_lines(&mut part, chunk, indent + 2);
+                part
+            })
+            .collect();
+        s.reserve(parts.iter().map(String::len).sum::<usize>() + indent + 2);
+        for part in &parts {
+            s.push_str(part);
+        }
+    } else {
+        s.reserve(nodes.len() * 48 + indent + 2);
+        push_node_lines(s, nodes, indent + 2);
     }
     push_pad(s, indent);
     s.push('}');
