@@ -1,5 +1,8 @@
 //! The canonical printer: deterministic text that parses back to an equal
 //! model, and [`expressible`], which says what the syntax cannot hold.
+//!
+//! Every part is appended to one output `String` (the `push_*` functions);
+//! the few `String`-returning functions are for callers outside the printer.
 
 use super::parse::{attr_type_name, is_ident, is_type_keyword};
 use crate::proto::attribute_proto::AttributeType;
@@ -10,7 +13,8 @@ use crate::proto::{
     StringStringEntryProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
 };
 use crate::tensor::DataType;
-use std::fmt::Write;
+use rayon::prelude::*;
+use std::fmt::{Display, Write};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum TypeStyle {
@@ -20,214 +24,303 @@ pub(crate) enum TypeStyle {
     Syntax,
 }
 
-/// A string literal: `"` and `\` are escaped with a backslash.
-pub(crate) fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        if c == '"' || c == '\\' {
-            out.push('\\');
+/// Appends `v` with its `Display` form (integers).
+fn push_display(s: &mut String, v: impl Display) {
+    // Writing into a String cannot fail.
+    let _ = write!(s, "{v}");
+}
+
+/// Appends `items` separated by `sep`, each written by `item`.
+fn push_sep<T>(
+    s: &mut String,
+    items: impl IntoIterator<Item = T>,
+    sep: &str,
+    mut item: impl FnMut(&mut String, T),
+) {
+    for (k, x) in items.into_iter().enumerate() {
+        if k > 0 {
+            s.push_str(sep);
         }
-        out.push(c);
+        item(s, x);
     }
-    out.push('"');
-    out
 }
 
-fn quote_bytes(b: &[u8]) -> String {
-    quote(&String::from_utf8_lossy(b))
+/// Appends a string literal: `"` and `\` are escaped with a backslash.
+fn push_quoted(s: &mut String, v: &str) {
+    s.reserve(v.len() + 2);
+    s.push('"');
+    let mut rest = v;
+    // Both escaped characters are ASCII, so splitting at them keeps UTF-8 whole.
+    while let Some(k) = rest.find(['"', '\\']) {
+        s.push_str(&rest[..k]);
+        s.push('\\');
+        s.push_str(&rest[k..=k]);
+        rest = &rest[k + 1..];
+    }
+    s.push_str(rest);
+    s.push('"');
 }
 
-/// A name where an identifier or a quoted string may appear.
-pub(crate) fn name(s: &str) -> String {
-    if is_ident(s) {
-        s.to_string()
+/// A string literal: `"` and `\` are escaped with a backslash.
+pub(crate) fn quote(v: &str) -> String {
+    let mut s = String::with_capacity(v.len() + 2);
+    push_quoted(&mut s, v);
+    s
+}
+
+fn push_quoted_bytes(s: &mut String, b: &[u8]) {
+    push_quoted(s, &String::from_utf8_lossy(b));
+}
+
+/// Appends a name where an identifier or a quoted string may appear.
+fn push_name(s: &mut String, v: &str) {
+    if is_ident(v) {
+        s.push_str(v);
     } else {
-        quote(s)
+        push_quoted(s, v);
     }
 }
 
-/// A name where a type could also start (graph and function inputs,
-/// outputs): type words are quoted too.
-fn vi_name(s: &str) -> String {
-    if is_ident(s) && !is_type_keyword(s) {
-        s.to_string()
+/// Appends a name where a type could also start (graph and function
+/// inputs, outputs): type words are quoted too.
+fn push_vi_name(s: &mut String, v: &str) {
+    if is_ident(v) && !is_type_keyword(v) {
+        s.push_str(v);
     } else {
-        quote(s)
+        push_quoted(s, v);
     }
 }
 
-fn elem_name(code: Option<i32>) -> String {
+fn push_names(s: &mut String, names: &[String]) {
+    push_sep(s, names, ", ", |s, v| push_name(s, v));
+}
+
+fn push_elem_name(s: &mut String, code: Option<i32>) {
     match code.and_then(DataType::from_code) {
-        Some(d) if d != DataType::Undefined => d.name().to_string(),
-        _ => format!("undefined{}", code.unwrap_or(0)),
+        Some(d) if d != DataType::Undefined => s.push_str(d.name()),
+        _ => {
+            s.push_str("undefined");
+            push_display(s, code.unwrap_or(0));
+        }
     }
 }
 
-fn dims_text(shape: &TensorShapeProto) -> String {
-    let parts: Vec<String> = shape
-        .dim
-        .iter()
-        .map(|d| match &d.value {
-            Some(dimension::Value::DimValue(v)) => v.to_string(),
-            Some(dimension::Value::DimParam(p)) => name(p),
-            None => "?".to_string(),
-        })
-        .collect();
-    parts.join(",")
+fn push_dims(s: &mut String, shape: &TensorShapeProto) {
+    push_sep(s, &shape.dim, ",", |s, d| match &d.value {
+        Some(dimension::Value::DimValue(v)) => push_display(s, v),
+        Some(dimension::Value::DimParam(p)) => push_name(s, p),
+        None => s.push('?'),
+    });
 }
 
-fn tensor_type_text(
+fn push_tensor_type(
+    s: &mut String,
     elem: Option<i32>,
     shape: &Option<TensorShapeProto>,
     style: TypeStyle,
-) -> String {
-    let e = elem_name(elem);
+) {
+    push_elem_name(s, elem);
     match (shape, style) {
-        (None, TypeStyle::Display) => e,
-        (None, TypeStyle::Syntax) => format!("{e}[]"),
-        (Some(s), TypeStyle::Syntax) if s.dim.is_empty() => e,
-        (Some(s), _) => format!("{e}[{}]", dims_text(s)),
+        (None, TypeStyle::Display) => {}
+        (None, TypeStyle::Syntax) => s.push_str("[]"),
+        (Some(sh), TypeStyle::Syntax) if sh.dim.is_empty() => {}
+        (Some(sh), _) => {
+            s.push('[');
+            push_dims(s, sh);
+            s.push(']');
+        }
+    }
+}
+
+fn push_type(s: &mut String, t: &TypeProto, style: TypeStyle) {
+    match &t.value {
+        None => s.push('?'),
+        Some(TypeValue::TensorType(tt)) => push_tensor_type(s, tt.elem_type, &tt.shape, style),
+        Some(TypeValue::SparseTensorType(st)) => {
+            s.push_str("sparse_tensor(");
+            push_tensor_type(s, st.elem_type, &st.shape, style);
+            s.push(')');
+        }
+        Some(TypeValue::SequenceType(q)) => {
+            s.push_str("seq(");
+            match &q.elem_type {
+                Some(e) => push_type(s, e, style),
+                None => s.push('?'),
+            }
+            s.push(')');
+        }
+        Some(TypeValue::OptionalType(o)) => {
+            s.push_str("optional(");
+            match &o.elem_type {
+                Some(e) => push_type(s, e, style),
+                None => s.push('?'),
+            }
+            s.push(')');
+        }
+        Some(TypeValue::MapType(m)) => {
+            s.push_str("map(");
+            push_elem_name(s, m.key_type);
+            s.push_str(", ");
+            match &m.value_type {
+                Some(v) => push_type(s, v, style),
+                None => s.push('?'),
+            }
+            s.push(')');
+        }
+        Some(TypeValue::OpaqueType(o)) => {
+            s.push_str("opaque(");
+            match (&o.domain, &o.name) {
+                (None, None) => {}
+                (None, Some(n)) => s.push_str(n),
+                (Some(d), n) => {
+                    s.push_str(d);
+                    s.push_str(", ");
+                    s.push_str(n.as_deref().unwrap_or(""));
+                }
+            }
+            s.push(')');
+        }
     }
 }
 
 pub(crate) fn type_text(t: &TypeProto, style: TypeStyle) -> String {
-    match &t.value {
-        None => "?".to_string(),
-        Some(TypeValue::TensorType(tt)) => tensor_type_text(tt.elem_type, &tt.shape, style),
-        Some(TypeValue::SparseTensorType(st)) => {
-            format!(
-                "sparse_tensor({})",
-                tensor_type_text(st.elem_type, &st.shape, style)
-            )
-        }
-        Some(TypeValue::SequenceType(s)) => match &s.elem_type {
-            Some(e) => format!("seq({})", type_text(e, style)),
-            None => "seq(?)".to_string(),
-        },
-        Some(TypeValue::OptionalType(s)) => match &s.elem_type {
-            Some(e) => format!("optional({})", type_text(e, style)),
-            None => "optional(?)".to_string(),
-        },
-        Some(TypeValue::MapType(m)) => {
-            let v = m
-                .value_type
-                .as_ref()
-                .map(|v| type_text(v, style))
-                .unwrap_or_else(|| "?".to_string());
-            format!("map({}, {v})", elem_name(m.key_type))
-        }
-        Some(TypeValue::OpaqueType(o)) => match (&o.domain, &o.name) {
-            (None, None) => "opaque()".to_string(),
-            (None, Some(n)) => format!("opaque({n})"),
-            (Some(d), n) => format!("opaque({d}, {})", n.as_deref().unwrap_or("")),
-        },
+    let mut s = String::new();
+    push_type(&mut s, t, style);
+    s
+}
+
+/// Appends the shortest text that reads back as exactly `v` and lexes as
+/// a float.
+fn push_f32(s: &mut String, v: f32) {
+    if v.is_nan() {
+        s.push_str("nan");
+    } else {
+        // Debug gives the shortest round-trip form and keeps a '.' or an
+        // exponent (`1.0`, `1e-30`), `inf`, `-inf`.
+        let _ = write!(s, "{v:?}");
+    }
+}
+
+fn push_f64(s: &mut String, v: f64) {
+    if v.is_nan() {
+        s.push_str("nan");
+    } else {
+        let _ = write!(s, "{v:?}");
     }
 }
 
 /// Shortest text that reads back as exactly `v` and lexes as a float.
 pub(crate) fn f32_text(v: f32) -> String {
-    if v.is_nan() {
-        "nan".to_string()
-    } else {
-        // Debug gives the shortest round-trip form and keeps a '.' or an
-        // exponent (`1.0`, `1e-30`), `inf`, `-inf`.
-        format!("{v:?}")
-    }
-}
-
-pub(crate) fn f64_text(v: f64) -> String {
-    if v.is_nan() {
-        "nan".to_string()
-    } else {
-        format!("{v:?}")
-    }
+    let mut s = String::new();
+    push_f32(&mut s, v);
+    s
 }
 
 /// The values of a tensor, as written between braces.
-fn tensor_values(t: &TensorProto) -> Vec<String> {
-    let mut v: Vec<String> = Vec::new();
-    v.extend(t.float_data.iter().map(|x| f32_text(*x)));
-    v.extend(t.double_data.iter().map(|x| f64_text(*x)));
-    v.extend(t.int32_data.iter().map(|x| x.to_string()));
-    v.extend(t.int64_data.iter().map(|x| x.to_string()));
-    v.extend(t.uint64_data.iter().map(|x| x.to_string()));
-    v.extend(t.string_data.iter().map(|x| quote_bytes(x)));
-    v
-}
-
-fn tensor_type_of(t: &TensorProto) -> String {
-    let e = elem_name(t.data_type);
-    if t.dims.is_empty() {
-        e
-    } else {
-        let d: Vec<String> = t.dims.iter().map(|d| d.to_string()).collect();
-        format!("{e}[{}]", d.join(","))
+fn push_tensor_values(s: &mut String, t: &TensorProto) {
+    let mut first = true;
+    let mut sep = |s: &mut String| {
+        if !first {
+            s.push_str(", ");
+        }
+        first = false;
+    };
+    for x in &t.float_data {
+        sep(s);
+        push_f32(s, *x);
+    }
+    for x in &t.double_data {
+        sep(s);
+        push_f64(s, *x);
+    }
+    for x in &t.int32_data {
+        sep(s);
+        push_display(s, x);
+    }
+    for x in &t.int64_data {
+        sep(s);
+        push_display(s, x);
+    }
+    for x in &t.uint64_data {
+        sep(s);
+        push_display(s, x);
+    }
+    for x in &t.string_data {
+        sep(s);
+        push_quoted_bytes(s, x);
     }
 }
 
-fn str_str_list(entries: &[StringStringEntryProto]) -> String {
-    let items: Vec<String> = entries
-        .iter()
-        .map(|e| {
-            format!(
-                "{}: {}",
-                quote(e.key.as_deref().unwrap_or("")),
-                quote(e.value.as_deref().unwrap_or(""))
-            )
-        })
-        .collect();
-    format!("[{}]", items.join(", "))
+fn push_tensor_type_of(s: &mut String, t: &TensorProto) {
+    push_elem_name(s, t.data_type);
+    if !t.dims.is_empty() {
+        s.push('[');
+        push_sep(s, &t.dims, ",", push_display);
+        s.push(']');
+    }
 }
 
-fn opset_list(ops: &[OperatorSetIdProto]) -> String {
-    let items: Vec<String> = ops
-        .iter()
-        .map(|o| {
-            format!(
-                "{} : {}",
-                quote(o.domain.as_deref().unwrap_or("")),
-                o.version.unwrap_or(0)
-            )
-        })
-        .collect();
-    format!("[{}]", items.join(", "))
+fn push_str_str_list(s: &mut String, entries: &[StringStringEntryProto]) {
+    s.push('[');
+    push_sep(s, entries, ", ", |s, e| {
+        push_quoted(s, e.key.as_deref().unwrap_or(""));
+        s.push_str(": ");
+        push_quoted(s, e.value.as_deref().unwrap_or(""));
+    });
+    s.push(']');
+}
+
+fn push_opset_list(s: &mut String, ops: &[OperatorSetIdProto]) {
+    s.push('[');
+    push_sep(s, ops, ", ", |s, o| {
+        push_quoted(s, o.domain.as_deref().unwrap_or(""));
+        s.push_str(" : ");
+        push_display(s, o.version.unwrap_or(0));
+    });
+    s.push(']');
 }
 
 /// `{1.0, 2.0}` or, for external data, `["location": "f"]`.
-fn tensor_data_text(t: &TensorProto) -> String {
+fn push_tensor_data(s: &mut String, t: &TensorProto) {
     if !t.external_data.is_empty() {
-        str_str_list(&t.external_data)
+        push_str_str_list(s, &t.external_data);
     } else {
-        format!("{{{}}}", tensor_values(t).join(", "))
+        s.push('{');
+        push_tensor_values(s, t);
+        s.push('}');
     }
 }
 
 /// An initializer: `float[2] w = {1.0, 2.0}`.
-fn initializer_text(t: &TensorProto) -> String {
-    format!(
-        "{} {} = {}",
-        tensor_type_of(t),
-        name(t.name.as_deref().unwrap_or("")),
-        tensor_data_text(t)
-    )
+fn push_initializer(s: &mut String, t: &TensorProto) {
+    push_tensor_type_of(s, t);
+    s.push(' ');
+    push_name(s, t.name.as_deref().unwrap_or(""));
+    s.push_str(" = ");
+    push_tensor_data(s, t);
 }
 
 /// A tensor attribute value: `float[2] {1.0, 2.0}` or `float[2] t {...}`.
-fn tensor_const_text(t: &TensorProto) -> String {
+fn push_tensor_const(s: &mut String, t: &TensorProto) {
+    push_tensor_type_of(s, t);
+    s.push(' ');
     let n = t.name.as_deref().unwrap_or("");
-    if n.is_empty() {
-        format!("{} {}", tensor_type_of(t), tensor_data_text(t))
-    } else {
-        format!("{} {} {}", tensor_type_of(t), n, tensor_data_text(t))
+    if !n.is_empty() {
+        s.push_str(n);
+        s.push(' ');
     }
+    push_tensor_data(s, t);
 }
 
-fn value_info_text(v: &ValueInfoProto) -> String {
+fn push_value_info(s: &mut String, v: &ValueInfoProto) {
     let n = v.name.as_deref().unwrap_or("");
     match &v.r#type {
-        Some(t) => format!("{} {}", type_text(t, TypeStyle::Syntax), name(n)),
-        None => vi_name(n),
+        Some(t) => {
+            push_type(s, t, TypeStyle::Syntax);
+            s.push(' ');
+            push_name(s, n);
+        }
+        None => push_vi_name(s, n),
     }
 }
 
@@ -235,50 +328,64 @@ fn attr_kind(a: &AttributeProto) -> Option<AttributeType> {
     a.r#type.and_then(|t| AttributeType::try_from(t).ok())
 }
 
-fn attr_value_text(a: &AttributeProto, indent: usize) -> String {
-    let join = |v: Vec<String>| format!("[{}]", v.join(", "));
+/// Appends a bracketed list `[a, b]` of `items`, each written by `item`.
+fn push_list<T>(
+    s: &mut String,
+    items: impl IntoIterator<Item = T>,
+    item: impl FnMut(&mut String, T),
+) {
+    s.push('[');
+    push_sep(s, items, ", ", item);
+    s.push(']');
+}
+
+fn push_attr_value(s: &mut String, a: &AttributeProto, indent: usize) {
     match attr_kind(a) {
-        Some(AttributeType::Int) => a.i.unwrap_or(0).to_string(),
-        Some(AttributeType::Float) => f32_text(a.f.unwrap_or(0.0)),
-        Some(AttributeType::String) => quote_bytes(a.s.as_deref().unwrap_or(b"")),
-        Some(AttributeType::Tensor) => a.t.as_ref().map(tensor_const_text).unwrap_or_default(),
+        Some(AttributeType::Int) => push_display(s, a.i.unwrap_or(0)),
+        Some(AttributeType::Float) => push_f32(s, a.f.unwrap_or(0.0)),
+        Some(AttributeType::String) => push_quoted_bytes(s, a.s.as_deref().unwrap_or(b"")),
+        Some(AttributeType::Tensor) => {
+            if let Some(t) = &a.t {
+                push_tensor_const(s, t);
+            }
+        }
         Some(AttributeType::Graph) => {
-            a.g.as_ref()
-                .map(|g| graph_body(g, indent))
-                .unwrap_or_default()
+            if let Some(g) = &a.g {
+                push_graph_body(s, g, indent);
+            }
         }
         Some(AttributeType::TypeProto) => {
-            a.tp.as_ref()
-                .map(|t| type_text(t, TypeStyle::Syntax))
-                .unwrap_or_default()
+            if let Some(t) = &a.tp {
+                push_type(s, t, TypeStyle::Syntax);
+            }
         }
-        Some(AttributeType::Ints) => join(a.ints.iter().map(|x| x.to_string()).collect()),
-        Some(AttributeType::Floats) => join(a.floats.iter().map(|x| f32_text(*x)).collect()),
-        Some(AttributeType::Strings) => join(a.strings.iter().map(|x| quote_bytes(x)).collect()),
-        Some(AttributeType::Tensors) => join(a.tensors.iter().map(tensor_const_text).collect()),
+        Some(AttributeType::Ints) => push_list(s, &a.ints, push_display),
+        Some(AttributeType::Floats) => push_list(s, &a.floats, |s, x| push_f32(s, *x)),
+        Some(AttributeType::Strings) => push_list(s, &a.strings, |s, x| push_quoted_bytes(s, x)),
+        Some(AttributeType::Tensors) => push_list(s, &a.tensors, push_tensor_const),
         Some(AttributeType::Graphs) => {
-            join(a.graphs.iter().map(|g| graph_body(g, indent)).collect())
+            push_list(s, &a.graphs, |s, g| push_graph_body(s, g, indent))
         }
-        Some(AttributeType::TypeProtos) => join(
-            a.type_protos
-                .iter()
-                .map(|t| type_text(t, TypeStyle::Syntax))
-                .collect(),
-        ),
-        _ => "[]".to_string(),
+        Some(AttributeType::TypeProtos) => {
+            push_list(s, &a.type_protos, |s, t| push_type(s, t, TypeStyle::Syntax))
+        }
+        _ => s.push_str("[]"),
     }
 }
 
 /// `name = value`, with `name: type = value` where the value alone would
 /// not give the type back (empty lists, references with a type).
-pub(crate) fn attr_text(a: &AttributeProto, indent: usize) -> String {
-    let n = a.name.as_deref().unwrap_or("");
+fn push_attr(s: &mut String, a: &AttributeProto, indent: usize) {
+    s.push_str(a.name.as_deref().unwrap_or(""));
     let kind = attr_kind(a);
     if let Some(r) = &a.ref_attr_name {
-        return match kind {
-            Some(k) => format!("{n}: {} = @{r}", attr_type_name(k)),
-            None => format!("{n} = @{r}"),
-        };
+        if let Some(k) = kind {
+            s.push_str(": ");
+            s.push_str(attr_type_name(k));
+        }
+        s.push_str(" = @");
+        s.push_str(r);
+        return;
     }
     let empty_list = match kind {
         Some(AttributeType::Ints) => a.ints.is_empty(),
@@ -292,32 +399,13 @@ pub(crate) fn attr_text(a: &AttributeProto, indent: usize) -> String {
     };
     match kind {
         Some(k) if empty_list || k == AttributeType::SparseTensor => {
-            format!(
-                "{n}: {} = {}",
-                attr_type_name(k),
-                attr_value_text(a, indent)
-            )
+            s.push_str(": ");
+            s.push_str(attr_type_name(k));
         }
-        _ => format!("{n} = {}", attr_value_text(a, indent)),
+        _ => {}
     }
-}
-
-/// Writes a name where an identifier or a quoted string may appear.
-fn push_name(s: &mut String, v: &str) {
-    if is_ident(v) {
-        s.push_str(v);
-    } else {
-        s.push_str(&quote(v));
-    }
-}
-
-fn push_names(s: &mut String, names: &[String]) {
-    for (k, v) in names.iter().enumerate() {
-        if k > 0 {
-            s.push_str(", ");
-        }
-        push_name(s, v);
-    }
+    s.push_str(" = ");
+    push_attr_value(s, a, indent);
 }
 
 /// Appends one node's text to `s`.
@@ -343,12 +431,7 @@ fn push_node(s: &mut String, n: &NodeProto, indent: usize) {
     s.push_str(n.op_type.as_deref().unwrap_or(""));
     if !n.attribute.is_empty() {
         s.push_str(" <");
-        for (k, a) in n.attribute.iter().enumerate() {
-            if k > 0 {
-                s.push_str(", ");
-            }
-            s.push_str(&attr_text(a, indent + 4));
-        }
+        push_sep(s, &n.attribute, ", ", |s, a| push_attr(s, a, indent + 4));
         s.push('>');
     }
     s.push_str(" (");
@@ -356,135 +439,223 @@ fn push_node(s: &mut String, n: &NodeProto, indent: usize) {
     s.push(')');
 }
 
-fn node_block(nodes: &[NodeProto], indent: usize) -> String {
-    let pad = " ".repeat(indent);
-    let mut s = String::with_capacity(nodes.len() * 48 + 8);
-    s.push_str(&pad);
-    s.push_str("{\n");
+fn push_pad(s: &mut String, indent: usize) {
+    s.extend(std::iter::repeat_n(' ', indent));
+}
+
+/// Blocks of at least this many nodes are printed in chunks of
+/// [`CHUNK_NODES`] on the rayon pool, then joined in order: the printer
+/// waits on memory more than it computes, so a second core helps.
+pub(super) const PAR_NODES: usize = 4096;
+const CHUNK_NODES: usize = 1024;
+
+/// Appends one line per node, each indented by `indent` spaces.
+fn push_node_lines(s: &mut String, nodes: &[NodeProto], indent: usize) {
     for n in nodes {
-        s.push_str(&pad);
-        s.push_str("  ");
-        push_node(&mut s, n, indent + 2);
+        push_pad(s, indent);
+        push_node(s, n, indent);
         s.push('\n');
     }
-    s.push_str(&pad);
+}
+
+fn push_node_block(s: &mut String, nodes: &[NodeProto], indent: usize) {
+    push_pad(s, indent);
+    s.push_str("{\n");
+    if nodes.len() >= PAR_NODES && rayon::current_num_threads() > 1 {
+        let parts: Vec<String> = nodes
+            .par_chunks(CHUNK_NODES)
+            .map(|chunk| {
+                let mut part = String::with_capacity(chunk.len() * 48);
+                push_node_lines(&mut part, chunk, indent + 2);
+                part
+            })
+            .collect();
+        s.reserve(parts.iter().map(String::len).sum::<usize>() + indent + 2);
+        for part in &parts {
+            s.push_str(part);
+        }
+    } else {
+        s.reserve(nodes.len() * 48 + indent + 2);
+        push_node_lines(s, nodes, indent + 2);
+    }
+    push_pad(s, indent);
     s.push('}');
-    s
 }
 
 /// The graph text; nested lines are indented by `indent` spaces.
-fn graph_body(g: &GraphProto, indent: usize) -> String {
-    let pad = " ".repeat(indent);
-    let ins: Vec<String> = g.input.iter().map(value_info_text).collect();
-    let outs: Vec<String> = g.output.iter().map(value_info_text).collect();
+fn push_graph_body(s: &mut String, g: &GraphProto, indent: usize) {
     let gname = g.name.as_deref().unwrap_or("");
-    let gname = if indent == 0 {
-        name(gname)
+    if indent == 0 {
+        push_name(s, gname);
     } else {
         // Inside an attribute a quoted string would read as a string value.
-        gname.to_string()
-    };
-    let mut s = format!("{gname} ({}) => ({})", ins.join(", "), outs.join(", "));
-    let mut extra: Vec<String> = g.initializer.iter().map(initializer_text).collect();
-    extra.extend(g.value_info.iter().map(value_info_text));
-    if !extra.is_empty() {
-        let _ = write!(s, "\n{pad}<{}>", extra.join(", "));
+        s.push_str(gname);
     }
-    let _ = write!(s, "\n{}", node_block(&g.node, indent));
-    s
+    s.push_str(" (");
+    push_sep(s, &g.input, ", ", push_value_info);
+    s.push_str(") => (");
+    push_sep(s, &g.output, ", ", push_value_info);
+    s.push(')');
+    if !g.initializer.is_empty() || !g.value_info.is_empty() {
+        s.push('\n');
+        push_pad(s, indent);
+        s.push('<');
+        push_sep(s, &g.initializer, ", ", push_initializer);
+        if !g.initializer.is_empty() && !g.value_info.is_empty() {
+            s.push_str(", ");
+        }
+        push_sep(s, &g.value_info, ", ", push_value_info);
+        s.push('>');
+    }
+    s.push('\n');
+    push_node_block(s, &g.node, indent);
 }
 
 pub(crate) fn graph_text(g: &GraphProto) -> String {
-    let mut s = graph_body(g, 0);
+    let mut s = String::new();
+    push_graph_body(&mut s, g, 0);
     s.push('\n');
     s
 }
 
-fn function_text(f: &FunctionProto) -> String {
-    let mut header = Vec::new();
+/// The `<key: value, ...>` header of a model or a function: entries are
+/// written as they come, the brackets only around at least one.
+struct Header {
+    open: &'static str,
+    sep: &'static str,
+    close: &'static str,
+    any: bool,
+}
+
+impl Header {
+    /// Starts the entry `key: `; its value is appended next.
+    fn entry(&mut self, s: &mut String, key: &str) {
+        s.push_str(if self.any { self.sep } else { self.open });
+        self.any = true;
+        s.push_str(key);
+        s.push_str(": ");
+    }
+
+    fn finish(self, s: &mut String) {
+        if self.any {
+            s.push_str(self.close);
+        }
+    }
+}
+
+/// Appends the typed inputs or outputs of a function, which take the
+/// leading value infos, in order.
+fn push_function_io<'a>(
+    s: &mut String,
+    names: &[String],
+    vis: &mut std::iter::Peekable<std::slice::Iter<'a, ValueInfoProto>>,
+) {
+    push_sep(s, names, ", ", |s, n| match vis.peek() {
+        Some(v) if v.name.as_deref() == Some(n.as_str()) && v.r#type.is_some() => {
+            push_value_info(s, v);
+            vis.next();
+        }
+        _ => push_vi_name(s, n),
+    });
+}
+
+fn push_function(s: &mut String, f: &FunctionProto) {
+    let mut h = Header {
+        open: "<",
+        sep: ", ",
+        close: ">\n",
+        any: false,
+    };
     if let Some(d) = &f.domain {
-        header.push(format!("domain: {}", quote(d)));
+        h.entry(s, "domain");
+        push_quoted(s, d);
     }
     if !f.opset_import.is_empty() {
-        header.push(format!("opset_import: {}", opset_list(&f.opset_import)));
+        h.entry(s, "opset_import");
+        push_opset_list(s, &f.opset_import);
     }
     if let Some(d) = &f.doc_string {
-        header.push(format!("doc_string: {}", quote(d)));
+        h.entry(s, "doc_string");
+        push_quoted(s, d);
     }
     if let Some(o) = &f.overload {
-        header.push(format!("overload: {}", quote(o)));
+        h.entry(s, "overload");
+        push_quoted(s, o);
     }
-    let mut s = String::new();
-    if !header.is_empty() {
-        let _ = writeln!(s, "<{}>", header.join(", "));
+    h.finish(s);
+    push_name(s, f.name.as_deref().unwrap_or(""));
+    if !f.attribute.is_empty() || !f.attribute_proto.is_empty() {
+        s.push_str(" <");
+        push_sep(s, &f.attribute, ", ", |s, a| s.push_str(a));
+        if !f.attribute.is_empty() && !f.attribute_proto.is_empty() {
+            s.push_str(", ");
+        }
+        push_sep(s, &f.attribute_proto, ", ", |s, a| push_attr(s, a, 2));
+        s.push('>');
     }
-    s.push_str(&name(f.name.as_deref().unwrap_or("")));
-    let mut attrs: Vec<String> = f.attribute.clone();
-    attrs.extend(f.attribute_proto.iter().map(|a| attr_text(a, 2)));
-    if !attrs.is_empty() {
-        let _ = write!(s, " <{}>", attrs.join(", "));
-    }
-    // Typed inputs and outputs take the leading value infos, in order.
     let mut vis = f.value_info.iter().peekable();
-    let mut io = |names: &[String]| -> Vec<String> {
-        names
-            .iter()
-            .map(|n| match vis.peek() {
-                Some(v) if v.name.as_deref() == Some(n.as_str()) && v.r#type.is_some() => {
-                    value_info_text(vis.next().unwrap())
-                }
-                _ => vi_name(n),
-            })
-            .collect()
-    };
-    let ins = io(&f.input);
-    let outs = io(&f.output);
-    let rest: Vec<String> = vis.map(value_info_text).collect();
-    let _ = write!(s, " ({}) => ({})", ins.join(", "), outs.join(", "));
-    if !rest.is_empty() {
-        let _ = write!(s, "\n<{}>", rest.join(", "));
+    s.push_str(" (");
+    push_function_io(s, &f.input, &mut vis);
+    s.push_str(") => (");
+    push_function_io(s, &f.output, &mut vis);
+    s.push(')');
+    if vis.peek().is_some() {
+        s.push_str("\n<");
+        push_sep(s, vis, ", ", push_value_info);
+        s.push('>');
     }
-    let _ = writeln!(s, "\n{}", node_block(&f.node, 0));
-    s
+    s.push('\n');
+    push_node_block(s, &f.node, 0);
+    s.push('\n');
 }
 
 pub(crate) fn model(m: &ModelProto) -> String {
-    let mut header = Vec::new();
+    let mut s = String::new();
+    let mut h = Header {
+        open: "<\n  ",
+        sep: ",\n  ",
+        close: "\n>\n",
+        any: false,
+    };
     if let Some(v) = m.ir_version {
-        header.push(format!("ir_version: {v}"));
+        h.entry(&mut s, "ir_version");
+        push_display(&mut s, v);
     }
     if !m.opset_import.is_empty() {
-        header.push(format!("opset_import: {}", opset_list(&m.opset_import)));
+        h.entry(&mut s, "opset_import");
+        push_opset_list(&mut s, &m.opset_import);
     }
     if let Some(v) = &m.producer_name {
-        header.push(format!("producer_name: {}", quote(v)));
+        h.entry(&mut s, "producer_name");
+        push_quoted(&mut s, v);
     }
     if let Some(v) = &m.producer_version {
-        header.push(format!("producer_version: {}", quote(v)));
+        h.entry(&mut s, "producer_version");
+        push_quoted(&mut s, v);
     }
     if let Some(v) = &m.domain {
-        header.push(format!("domain: {}", quote(v)));
+        h.entry(&mut s, "domain");
+        push_quoted(&mut s, v);
     }
     if let Some(v) = m.model_version {
-        header.push(format!("model_version: {v}"));
+        h.entry(&mut s, "model_version");
+        push_display(&mut s, v);
     }
     if let Some(v) = &m.doc_string {
-        header.push(format!("doc_string: {}", quote(v)));
+        h.entry(&mut s, "doc_string");
+        push_quoted(&mut s, v);
     }
     if !m.metadata_props.is_empty() {
-        header.push(format!(
-            "metadata_props: {}",
-            str_str_list(&m.metadata_props)
-        ));
+        h.entry(&mut s, "metadata_props");
+        push_str_str_list(&mut s, &m.metadata_props);
     }
-    let mut s = String::new();
-    if !header.is_empty() {
-        let _ = writeln!(s, "<\n  {}\n>", header.join(",\n  "));
-    }
-    s.push_str(&graph_text(&m.graph.clone().unwrap_or_default()));
+    h.finish(&mut s);
+    let default = GraphProto::default();
+    push_graph_body(&mut s, m.graph.as_ref().unwrap_or(&default), 0);
+    s.push('\n');
     for f in &m.functions {
         s.push('\n');
-        s.push_str(&function_text(f));
+        push_function(&mut s, f);
     }
     s
 }

@@ -309,3 +309,40 @@ function: local.F(x) -> y <axis>
 ";
     assert_eq!(p, expected);
 }
+
+/// Canonical lines of `n` distinct nodes, each indented by `pad`.
+fn many_node_lines(n: usize, pad: &str) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        let line = match i % 3 {
+            0 => format!("t{i} = Neg (x)"),
+            1 => format!(
+                "[n{i}] t{i} = Mul <alpha = {i}.5, axes = [0, {i}]> (t{}, x)",
+                i - 1
+            ),
+            _ => format!("t{i} = Relu <doc = \"r\\\"{i}\"> (\"t {}\")", i - 1),
+        };
+        s.push_str(&format!("{pad}{line}\n"));
+    }
+    s
+}
+
+#[test]
+fn large_blocks_print_in_order() {
+    // Blocks this long are printed in chunks on the rayon pool; the text
+    // is the canonical one, line for line, at the top level and nested.
+    let n = print::PAR_NODES * 2 + 123;
+    let text = format!(
+        "g (float x, bool c) => (float y)\n{{\n{}  y = If <then_branch = th () => (float o)\n      {{\n{}        o = Neg (x)\n      }}, else_branch = el () => (float o)\n      {{\n        o = Abs (x)\n      }}> (c)\n}}\n",
+        many_node_lines(n, "  "),
+        many_node_lines(n, "        "),
+    );
+    let g = parse_graph(&text).unwrap();
+    assert_eq!(g.node.len(), n + 1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    assert_eq!(pool.install(|| print_graph(&g)), text);
+    assert_eq!(print_graph(&g), text);
+}
