@@ -206,10 +206,27 @@ pub fn externalize(
             format!("external data file name '{name}' must be a plain file name"),
         ));
     }
-    let tensors: Vec<&mut TensorProto> = tensors_mut(model)
+    let mut tensors: Vec<&mut TensorProto> = tensors_mut(model)
         .into_iter()
-        .filter(|t| t.raw_data.as_ref().is_some_and(|r| r.len() >= threshold))
+        .filter(|t| t.data_location != Some(1))
         .collect();
+    // values in typed fields (as parsed from text) become raw bytes first
+    for t in tensors.iter_mut() {
+        if t.raw_data.is_none() && t.data_type() != 8 {
+            if let Ok(v) = crate::tensor::from_proto(t) {
+                let raw = crate::tensor::to_proto(&v, "").raw_data;
+                if raw.as_ref().is_some_and(|r| r.len() >= threshold) {
+                    t.float_data.clear();
+                    t.double_data.clear();
+                    t.int32_data.clear();
+                    t.int64_data.clear();
+                    t.uint64_data.clear();
+                    t.raw_data = raw;
+                }
+            }
+        }
+    }
+    tensors.retain(|t| t.raw_data.as_ref().is_some_and(|r| r.len() >= threshold));
     if tensors.is_empty() {
         return Ok(None);
     }
