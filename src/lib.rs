@@ -2,6 +2,8 @@
 //!
 //! The library holds the engine; the `onnx-light` binary is a thin shell over
 //! [`repl`]. One module per concern:
+//! - [`files`]: reading and writing the user's files safely (regular files only,
+//!   atomic replacement through symlinks);
 //! - [`proto`]: ONNX protobuf types and binary load/save, external data;
 //! - [`text`]: the ONNX text syntax (parser, canonical printer, pretty summary);
 //! - [`expr`]: symbolic dimension expressions;
@@ -12,6 +14,7 @@
 //! - [`repl`]: the shell.
 
 pub mod expr;
+pub mod files;
 pub mod ops;
 pub mod proto;
 pub mod repl;

@@ -6,9 +6,9 @@
 //! is refused.
 
 use super::{ModelProto, ProtoError, StringStringEntryProto, TensorProto};
+use crate::files::AtomicTarget;
 use bytes::Bytes;
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Component, Path, PathBuf};
 
@@ -121,7 +121,7 @@ fn external_ref(t: &TensorProto) -> Result<ExternalRef, String> {
 /// Attaches every external tensor's bytes as `raw_data`.
 ///
 /// Each data file is opened once (memory-mapped when large, see
-/// [`super::file_bytes`]); each tensor's `raw_data` is a zero-copy slice of
+/// [`crate::files::read_regular`]); each tensor's `raw_data` is a zero-copy slice of
 /// it, so nothing is read until a tensor's values are used. All references
 /// are checked first, and the model is left untouched on error.
 pub fn resolve_external_data(model: &mut ModelProto, dir: &Path) -> Result<(), String> {
@@ -141,7 +141,7 @@ pub fn resolve_external_data(model: &mut ModelProto, dir: &Path) -> Result<(), S
         let data = match files.get(&path) {
             Some(d) => d.clone(),
             None => {
-                let d = super::file_bytes(&path)
+                let d = crate::files::read_regular(&path)
                     .map_err(|e| format!("external data file '{loc}': {e}"))?;
                 files.insert(path, d.clone());
                 d
@@ -169,8 +169,7 @@ pub fn resolve_external_data(model: &mut ModelProto, dir: &Path) -> Result<(), S
 }
 
 /// Tensor bytes bound for one external data file, written by
-/// [`PendingData::write`] once the model that references them is known to
-/// be writable.
+/// with the model that references them by [`write_model_files`].
 pub struct PendingData {
     target: PathBuf,
     /// Each tensor's bytes with the offset it was given.
@@ -261,34 +260,50 @@ pub fn externalize(
 }
 
 impl PendingData {
-    /// Streams the bytes to a temporary file beside the target, then
-    /// renames it into place (a file mapped by a loaded model keeps its old
-    /// content).
-    pub fn write(self) -> Result<(), ProtoError> {
-        let target = &self.target;
-        let dir = target.parent().unwrap_or(Path::new("."));
-        let name = target
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-        let io_err = |e: std::io::Error| {
-            let _ = std::fs::remove_file(&tmp);
-            ProtoError::new(target, e.to_string())
-        };
-        let file = File::create(&tmp).map_err(|e| ProtoError::new(target, e.to_string()))?;
-        let mut out = BufWriter::with_capacity(1 << 20, file);
+    /// The data file's path.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Streams the bytes to a temporary file beside the target (see
+    /// [`crate::files::AtomicTarget`]); the caller commits it.
+    fn stage(self) -> Result<AtomicTarget, ProtoError> {
+        let target = self.target;
+        let err = |e: std::io::Error| ProtoError::new(&target, e.to_string());
+        let mut staged = AtomicTarget::new(&target).map_err(err)?;
+        let mut out = BufWriter::with_capacity(1 << 20, staged.file());
         let mut at = 0usize;
         const ZEROS: [u8; 64] = [0; 64];
         for (offset, raw) in &self.parts {
-            out.write_all(&ZEROS[..offset - at]).map_err(io_err)?;
-            out.write_all(raw).map_err(io_err)?;
+            out.write_all(&ZEROS[..offset - at]).map_err(err)?;
+            out.write_all(raw).map_err(err)?;
             at = offset + raw.len();
         }
-        let file = out.into_inner().map_err(|e| io_err(e.into_error()))?;
-        drop(file);
-        std::fs::rename(&tmp, target).map_err(io_err)
+        out.flush().map_err(err)?;
+        drop(out);
+        Ok(staged)
     }
+}
+
+/// Writes a model file and, when given, the data file it references, so
+/// that either both are replaced or neither is: the model's target is
+/// checked first, both are written to temporary files, then the data file
+/// and the model are renamed into place. On failure no temporary or data
+/// file is left behind.
+pub fn write_model_files(
+    path: &Path,
+    bytes: &[u8],
+    data: Option<PendingData>,
+) -> Result<(), ProtoError> {
+    let err = |p: &Path, e: std::io::Error| ProtoError::new(p, e.to_string());
+    let mut model = AtomicTarget::new(path).map_err(|e| err(path, e))?;
+    let staged = data.map(PendingData::stage).transpose()?;
+    model.file().write_all(bytes).map_err(|e| err(path, e))?;
+    if let Some(d) = staged {
+        let t = d.target().to_path_buf();
+        d.commit().map_err(|e| err(&t, e))?;
+    }
+    model.commit().map_err(|e| err(path, e))
 }
 
 #[cfg(test)]

@@ -7,11 +7,9 @@ mod generated {
     include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
 }
 mod external;
-mod mapped;
 
-pub use external::{resolve_external_data, ExternalOptions, PendingData};
+pub use external::{resolve_external_data, write_model_files, ExternalOptions, PendingData};
 pub use generated::*;
-pub use mapped::file_bytes;
 
 use prost::Message;
 use std::fmt;
@@ -53,7 +51,8 @@ pub fn decode_model(bytes: &[u8]) -> Result<ModelProto, prost::DecodeError> {
 /// model file or of its external data file, and files of 1 MiB or more are
 /// memory-mapped, so loading costs memory only for the model's structure.
 pub fn load_model(path: &Path) -> Result<ModelProto, ProtoError> {
-    let bytes = file_bytes(path).map_err(|e| ProtoError::new(path, e.to_string()))?;
+    let bytes =
+        crate::files::read_regular(path).map_err(|e| ProtoError::new(path, e.to_string()))?;
     let mut model = ModelProto::decode(bytes)
         .map_err(|e| ProtoError::new(path, format!("not a valid ONNX protobuf model: {e}")))?;
     let dir = path
@@ -74,26 +73,9 @@ pub fn encode_model(model: &ModelProto) -> Vec<u8> {
     model.encode_to_vec()
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same folder,
-/// then a rename.
+/// Writes `bytes` to `path` atomically (see [`crate::files::AtomicTarget`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ProtoError> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let file = path
-        .file_name()
-        .ok_or_else(|| ProtoError::new(path, "not a file path"))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp{}",
-        file.to_string_lossy(),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, bytes).map_err(|e| ProtoError::new(path, e.to_string()))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        ProtoError::new(path, e.to_string())
-    })
+    crate::files::write_atomic(path, bytes).map_err(|e| ProtoError::new(path, e.to_string()))
 }
 
 /// Protobuf's limit on one encoded message (2 GiB - 1): readers refuse a
@@ -125,10 +107,7 @@ pub fn save_model(
         if len > PROTOBUF_LIMIT {
             return Err(too_big(len));
         }
-        if let Some(data) = pending {
-            data.write()?;
-        }
-        write_atomic(path, &encode_model(&m))
+        write_model_files(path, &encode_model(&m), pending)
     } else {
         let len = model.encoded_len();
         if len > PROTOBUF_LIMIT {
@@ -141,7 +120,7 @@ pub fn save_model(
 /// Moves the tensors of at least `threshold` bytes out of `model` for one
 /// data file beside `path` (named by `file_name`, default `PATH.data`), and
 /// points them at it. The caller writes the returned data with
-/// [`PendingData::write`] before the file that references it; `None` when no
+/// [`write_model_files`] with the file that references it; `None` when no
 /// tensor is that large.
 pub fn externalize(
     model: &mut ModelProto,

@@ -334,9 +334,7 @@ fn cmd_load(s: &mut Session, a: &Args) -> R<Flow> {
     let model = if is_binary {
         proto::load_model(path).map_err(|e| CmdError(e.to_string()))?
     } else {
-        let bytes = std::fs::read(path).map_err(|e| CmdError(format!("{p}: {e}")))?;
-        let text =
-            String::from_utf8(bytes).map_err(|_| CmdError(format!("{p}: not UTF-8 text")))?;
+        let text = crate::files::read_text(path).map_err(|e| CmdError(format!("{p}: {e}")))?;
         let mut model = text::parse_model(&text).map_err(|e| CmdError(format!("{p}: {e}")))?;
         // tensors declared with `["location": ...]` read their data from
         // beside the text file, confined to its folder like binary models
@@ -359,11 +357,7 @@ fn cmd_load(s: &mut Session, a: &Args) -> R<Flow> {
 /// Whether a file starts as UTF-8 text (its first 4 KiB; a character cut
 /// by that boundary still counts as text).
 fn looks_like_text(path: &Path) -> std::io::Result<bool> {
-    use std::io::Read;
-    let mut head = Vec::with_capacity(4096);
-    std::fs::File::open(path)?
-        .take(4096)
-        .read_to_end(&mut head)?;
+    let head = crate::files::read_head(path, 4096)?;
     Ok(match std::str::from_utf8(&head) {
         Ok(_) => true,
         Err(e) => e.error_len().is_none(),

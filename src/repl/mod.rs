@@ -291,7 +291,5 @@ pub fn run_script(
 
 /// Reads a script file, refusing what is not a readable text file.
 pub fn read_script(path: &Path) -> Result<String, CmdError> {
-    let bytes = std::fs::read(path).map_err(|e| CmdError(format!("{}: {e}", path.display())))?;
-    String::from_utf8(bytes)
-        .map_err(|_| CmdError(format!("{}: not a UTF-8 text file", path.display())))
+    crate::files::read_text(path).map_err(|e| CmdError(format!("{}: {e}", path.display())))
 }

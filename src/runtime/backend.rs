@@ -83,7 +83,7 @@ pub struct DataSet {
 }
 
 fn read_pb(f: &Path, ty: Option<&TypeProto>) -> Result<Value, String> {
-    let bytes = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
+    let bytes = crate::files::read_regular(f).map_err(|e| format!("{}: {e}", f.display()))?;
     value_from_pb_bytes(&bytes, kind_of(ty)).map_err(|e| format!("{}: {e}", f.display()))
 }
 
