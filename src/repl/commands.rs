@@ -418,10 +418,8 @@ fn cmd_save(s: &mut Session, a: &Args) -> R<Flow> {
         if !t.ends_with('\n') {
             t.push('\n');
         }
-        if let Some(data) = pending {
-            data.write().map_err(|e| CmdError(e.to_string()))?;
-        }
-        proto::write_atomic(path, t.as_bytes()).map_err(|e| CmdError(e.to_string()))?;
+        proto::write_model_files(path, t.as_bytes(), pending)
+            .map_err(|e| CmdError(e.to_string()))?;
     }
     s.say(format!("saved {p}"));
     Ok(Flow::Continue)
@@ -857,9 +855,7 @@ fn plan(s: &mut Session) -> R<Arc<Plan>> {
 }
 
 fn assignments(s: &mut Session, a: &Args) -> R<()> {
-    for tok in lex::tokens(&a.rest) {
-        let (name, expr) = split_assignment(&tok)
-            .ok_or_else(|| CmdError(format!("expected NAME=TENSOR, got '{tok}'")))?;
+    for (name, expr) in tensor_expr::parse_assignments(&a.rest).map_err(CmdError)? {
         set_input(s, &name, &expr)?;
     }
     Ok(())

@@ -3,11 +3,14 @@
 //! (`.reshape`, `.astype`, `.T`, `.transpose`). Dimensions may be symbolic
 //! expressions evaluated with the session's bindings.
 
-use super::lex::split_top;
+mod syntax;
+
 use crate::expr::{Bindings, Expr};
 use crate::tensor::{self, DataType, Tensor, Value};
 use ndarray::IxDyn;
 use std::path::Path;
+pub use syntax::{parse_assignments, MAX_DEPTH};
+use syntax::{Arg, Node};
 
 /// A seeded random generator (xorshift64*), so `config seed N` reproduces.
 #[derive(Clone, Debug)]
@@ -55,76 +58,22 @@ type R<T> = Result<T, String>;
 
 /// Evaluates a tensor expression.
 pub fn eval(text: &str, env: &mut Env) -> R<Value> {
-    let text = text.trim();
-    if text.is_empty() {
+    if text.trim().is_empty() {
         return Err("expected a tensor expression".into());
     }
-    let (head, methods) = split_methods(text)?;
-    let mut v = primary(head.trim(), env)?;
-    for (name, args) in methods {
-        v = method(v, &name, args.as_deref(), env)?;
-    }
-    Ok(Value::Tensor(v))
+    let node = syntax::parse(text)?;
+    Ok(Value::Tensor(eval_node(&node, env)?))
 }
 
-/// Splits `head.m1(a).m2` into the head and the method calls.
-/// A method call: its name and its argument text (`None` without parentheses).
-type MethodCall = (String, Option<String>);
-
-fn split_methods(text: &str) -> R<(String, Vec<MethodCall>)> {
-    let parts = split_top(text, |c| c == '.');
-    // a '.' inside a number (2.5) is not a method: re-join numeric pieces
-    let mut joined: Vec<String> = Vec::new();
-    for p in parts {
-        let starts_digit = p.chars().next().is_some_and(|c| c.is_ascii_digit());
-        let prev_numeric = joined.last().is_some_and(|l: &String| {
-            let l = l.trim();
-            !l.is_empty()
-                && l.chars()
-                    .all(|c| c.is_ascii_digit() || c == '-' || c == '+' || c == 'e' || c == 'E')
-        });
-        if joined.is_empty()
-            || (prev_numeric && (starts_digit || p.is_empty() || p.starts_with('e')))
-        {
-            if let Some(l) = joined.last_mut().filter(|_| prev_numeric) {
-                l.push('.');
-                l.push_str(&p);
-                continue;
-            }
-            joined.push(p);
-        } else {
-            joined.push(p);
+fn eval_node(node: &Node, env: &mut Env) -> R<Tensor> {
+    match node {
+        Node::Call { name, args } => constructor(name, args, env),
+        Node::Method { recv, name, args } => {
+            let t = eval_node(recv, env)?;
+            method(t, name, args.as_deref(), env)
         }
+        lit => literal(lit),
     }
-    let mut it = joined.into_iter();
-    let head = it.next().unwrap_or_default();
-    let mut methods = Vec::new();
-    for m in it {
-        let m = m.trim();
-        match m.find('(') {
-            Some(i) => {
-                if !m.ends_with(')') {
-                    return Err(format!("malformed method call '.{m}'"));
-                }
-                methods.push((
-                    m[..i].trim().to_string(),
-                    Some(m[i + 1..m.len() - 1].to_string()),
-                ));
-            }
-            None => methods.push((m.to_string(), None)),
-        }
-    }
-    Ok((head, methods))
-}
-
-fn args_of(text: &str) -> Vec<String> {
-    if text.trim().is_empty() {
-        return vec![];
-    }
-    split_top(text, |c| c == ',')
-        .into_iter()
-        .map(|s| s.trim().to_string())
-        .collect()
 }
 
 fn dim(text: &str, env: &Env) -> R<i64> {
@@ -134,17 +83,16 @@ fn dim(text: &str, env: &Env) -> R<i64> {
 }
 
 /// Dimensions given either as `d1, d2, ...` or as one list `[d1, d2]`/`(d1, d2)`.
-fn dims(args: &[String], env: &Env, allow_neg1: bool) -> R<Vec<i64>> {
-    let list: Vec<String> = if args.len() == 1
-        && (args[0].starts_with('[') || args[0].starts_with('('))
-        && (args[0].ends_with(']') || args[0].ends_with(')'))
-    {
-        args_of(&args[0][1..args[0].len() - 1])
-    } else {
-        args.to_vec()
+fn dims(args: &[Arg], env: &Env, allow_neg1: bool) -> R<Vec<i64>> {
+    let list: Vec<String> = match args {
+        [one] => match syntax::list_items(&one.text) {
+            Some(items) => items?,
+            None => vec![one.text.clone()],
+        },
+        _ => args.iter().map(|a| a.text.clone()).collect(),
     };
     let mut out = Vec::with_capacity(list.len());
-    for a in list.iter().filter(|a| !a.is_empty()) {
+    for a in &list {
         let d = dim(a, env)?;
         if d < 0 && !(allow_neg1 && d == -1) {
             return Err(format!("dimension {a} = {d} is negative"));
@@ -157,55 +105,44 @@ fn dims(args: &[String], env: &Env, allow_neg1: bool) -> R<Vec<i64>> {
 fn shape_usize(d: &[i64]) -> R<Vec<usize>> {
     let mut total: usize = 1;
     for &x in d {
-        total = total
-            .checked_mul(x as usize)
+        total = usize::try_from(x)
+            .ok()
+            .and_then(|x| total.checked_mul(x))
             .filter(|&t| t <= MAX_ELEMENTS)
             .ok_or_else(|| format!("shape {d:?} is too large (limit {MAX_ELEMENTS} elements)"))?;
     }
     Ok(d.iter().map(|&x| x as usize).collect())
 }
 
-fn num(text: &str) -> R<f64> {
-    let t = text.trim();
-    match t {
-        "nan" => return Ok(f64::NAN),
-        "inf" => return Ok(f64::INFINITY),
-        "-inf" => return Ok(f64::NEG_INFINITY),
-        _ => {}
+/// A number argument: a numeric literal, or a dimension expression.
+enum Number {
+    Int(i64),
+    Float(f64),
+}
+
+impl Number {
+    fn f64(&self) -> f64 {
+        match *self {
+            Number::Int(v) => v as f64,
+            Number::Float(v) => v,
+        }
     }
-    t.parse::<f64>()
-        .map_err(|_| format!("expected a number, got '{t}'"))
+}
+
+fn number(a: &Arg, env: &Env) -> R<Number> {
+    match &a.node {
+        Some(Node::Int(v)) => Ok(Number::Int(*v)),
+        Some(Node::Float(v)) => Ok(Number::Float(*v)),
+        Some(_) => Err(format!("expected a number, got '{}'", a.text)),
+        None => dim(&a.text, env).map(Number::Int),
+    }
 }
 
 fn f64_tensor(shape: &[usize], v: Vec<f64>) -> R<Tensor> {
     Tensor::from_vec(shape, v).map_err(|e| e.0)
 }
 
-fn primary(text: &str, env: &mut Env) -> R<Tensor> {
-    if text.starts_with('(')
-        && text.ends_with(')')
-        && split_top(&text[1..text.len() - 1], |c| c == ',').len() == 1
-    {
-        return match eval(&text[1..text.len() - 1], env)? {
-            Value::Tensor(t) => Ok(t),
-            _ => Err("expected a tensor".into()),
-        };
-    }
-    if text.starts_with('[') {
-        return literal(text);
-    }
-    if let Some(i) = text.find('(') {
-        if !text.ends_with(')') {
-            return Err(format!("expected ')' at the end of '{text}'"));
-        }
-        let name = text[..i].trim();
-        let args = args_of(&text[i + 1..text.len() - 1]);
-        return constructor(name, &args, env);
-    }
-    literal(text)
-}
-
-fn constructor(name: &str, args: &[String], env: &mut Env) -> R<Tensor> {
+fn constructor(name: &str, args: &[Arg], env: &mut Env) -> R<Tensor> {
     let want = |n: std::ops::RangeInclusive<usize>, usage: &str| -> R<()> {
         if n.contains(&args.len()) {
             Ok(())
@@ -216,29 +153,48 @@ fn constructor(name: &str, args: &[String], env: &mut Env) -> R<Tensor> {
     match name {
         "arange" => {
             want(1..=3, "arange(stop) or arange(start, stop[, step])")?;
-            let vals: Vec<f64> = args
-                .iter()
-                .map(|a| num(a).or_else(|_| dim(a, env).map(|v| v as f64)))
-                .collect::<R<_>>()?;
-            let (start, stop, step) = match vals.len() {
-                1 => (0.0, vals[0], 1.0),
-                2 => (vals[0], vals[1], 1.0),
-                _ => (vals[0], vals[1], vals[2]),
+            let vals: Vec<Number> = args.iter().map(|a| number(a, env)).collect::<R<_>>()?;
+            if vals.iter().all(|v| matches!(v, Number::Int(_))) {
+                let ints: Vec<i64> = vals
+                    .iter()
+                    .map(|v| match v {
+                        Number::Int(i) => *i,
+                        Number::Float(_) => 0,
+                    })
+                    .collect();
+                let (start, stop, step) = match ints[..] {
+                    [stop] => (0, stop, 1),
+                    [start, stop] => (start, stop, 1),
+                    [start, stop, step, ..] => (start, stop, step),
+                    [] => unreachable!("checked by want"),
+                };
+                if step == 0 {
+                    return Err("arange step must not be 0".into());
+                }
+                let span = (stop as i128 - start as i128) as f64 / step as f64;
+                let n = span.ceil().max(0.0);
+                if n > MAX_ELEMENTS as f64 {
+                    return Err("arange is too large".into());
+                }
+                let v: Vec<i64> = (0..n as i64).map(|i| start + i * step).collect();
+                return Tensor::from_vec(&[v.len()], v).map_err(|e| e.0);
+            }
+            let f: Vec<f64> = vals.iter().map(Number::f64).collect();
+            let (start, stop, step) = match f[..] {
+                [stop] => (0.0, stop, 1.0),
+                [start, stop] => (start, stop, 1.0),
+                [start, stop, step, ..] => (start, stop, step),
+                [] => unreachable!("checked by want"),
             };
             if step == 0.0 {
                 return Err("arange step must not be 0".into());
             }
             let n = ((stop - start) / step).ceil().max(0.0);
-            if n > MAX_ELEMENTS as f64 {
+            if n.is_nan() || n > MAX_ELEMENTS as f64 {
                 return Err("arange is too large".into());
             }
             let v: Vec<f64> = (0..n as usize).map(|i| start + i as f64 * step).collect();
-            let all_int = args.iter().all(|a| !a.contains('.') && !a.contains('e'));
-            if all_int {
-                Tensor::from_vec(&[v.len()], v.into_iter().map(|x| x as i64).collect()).map_err(|e| e.0)
-            } else {
-                f64_tensor(&[v.len()], v)
-            }
+            f64_tensor(&[v.len()], v)
         }
         "zeros" | "ones" | "rand" | "randn" => {
             let sh = shape_usize(&dims(args, env, false)?)?;
@@ -254,7 +210,10 @@ fn constructor(name: &str, args: &[String], env: &mut Env) -> R<Tensor> {
         "full" => {
             want(2..=2, "full([d...], value)")?;
             let sh = shape_usize(&dims(&args[..1], env, false)?)?;
-            let fill = literal(&args[1])?;
+            let fill = match &args[1].node {
+                Some(n) => eval_node(n, env)?,
+                None => return Err(format!("full: cannot read the value '{}'", args[1].text)),
+            };
             if fill.len() != 1 {
                 return Err("full: the value must be a scalar".into());
             }
@@ -269,7 +228,7 @@ fn constructor(name: &str, args: &[String], env: &mut Env) -> R<Tensor> {
         }
         "eye" => {
             want(1..=1, "eye(n)")?;
-            let n = shape_usize(&[dim(&args[0], env)?])?[0];
+            let n = shape_usize(&[dim(&args[0].text, env)?])?[0];
             shape_usize(&[n as i64, n as i64])?;
             let mut v = vec![0.0; n * n];
             for i in 0..n {
@@ -279,9 +238,9 @@ fn constructor(name: &str, args: &[String], env: &mut Env) -> R<Tensor> {
         }
         "linspace" => {
             want(3..=3, "linspace(a, b, n)")?;
-            let a = num(&args[0])?;
-            let b = num(&args[1])?;
-            let n = shape_usize(&[dim(&args[2], env)?])?[0];
+            let a = number(&args[0], env)?.f64();
+            let b = number(&args[1], env)?.f64();
+            let n = shape_usize(&[dim(&args[2].text, env)?])?[0];
             let v: Vec<f64> = (0..n)
                 .map(|i| {
                     if n == 1 {
@@ -295,12 +254,12 @@ fn constructor(name: &str, args: &[String], env: &mut Env) -> R<Tensor> {
         }
         "npy" | "pb" => {
             want(1..=1, &format!("{name}(\"file\")"))?;
-            let lit = literal(&args[0])?;
-            let Some(path) = lit.string_values().and_then(|v| v.into_iter().next()) else {
+            let Some(Node::Str(path)) = &args[0].node else {
                 return Err(format!("{name}: expected a file name in quotes"));
             };
-            let p = env.base.join(&path);
-            let bytes = std::fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let p = env.base.join(expand_home(path));
+            let bytes =
+                crate::files::read_regular(&p).map_err(|e| format!("{}: {e}", p.display()))?;
             if name == "npy" {
                 read_npy(&bytes).map_err(|e| format!("{}: {e}", p.display()))
             } else {
@@ -311,22 +270,33 @@ fn constructor(name: &str, args: &[String], env: &mut Env) -> R<Tensor> {
                 }
             }
         }
-        "" => Err("expected a tensor expression".into()),
         other => Err(format!(
             "unknown function '{other}' (arange, zeros, ones, full, eye, linspace, rand, randn, npy, pb)"
         )),
     }
 }
 
-fn method(t: Tensor, name: &str, args: Option<&str>, env: &mut Env) -> R<Tensor> {
-    let args = args.map(args_of).unwrap_or_default();
+/// `~/x` → `$HOME/x`.
+fn expand_home(path: &str) -> std::path::PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+        _ => Path::new(path).to_path_buf(),
+    }
+}
+
+fn method(t: Tensor, name: &str, args: Option<&[Arg]>, env: &mut Env) -> R<Tensor> {
+    let args = args.unwrap_or_default();
     match name {
         "reshape" => {
-            let d = dims(&args, env, true)?;
+            let d = dims(args, env, true)?;
             if d.iter().filter(|&&x| x == -1).count() > 1 {
                 return Err("reshape: only one -1 is allowed".into());
             }
-            let known: i64 = d.iter().filter(|&&x| x != -1).product();
+            let known = d
+                .iter()
+                .filter(|&&x| x != -1)
+                .try_fold(1i64, |a, &x| a.checked_mul(x))
+                .ok_or_else(|| format!("reshape: {d:?} is too large"))?;
             let total = t.len() as i64;
             let sh: Vec<i64> = d
                 .iter()
@@ -346,11 +316,14 @@ fn method(t: Tensor, name: &str, args: Option<&str>, env: &mut Env) -> R<Tensor>
             t.reshape(&sh).map_err(|e| e.0)
         }
         "astype" => {
-            if args.len() != 1 {
+            let [arg] = args else {
                 return Err("usage: .astype(DTYPE)".into());
-            }
-            let dt = DataType::from_name(args[0].trim_matches(|c| c == '"' || c == '\''))
-                .ok_or_else(|| format!("unknown dtype '{}'", args[0]))?;
+            };
+            let name = match &arg.node {
+                Some(Node::Str(s)) => s.as_str(),
+                _ => arg.text.as_str(),
+            };
+            let dt = DataType::from_name(name).ok_or_else(|| format!("unknown dtype '{name}'"))?;
             t.cast_to(dt).map_err(|e| e.0)
         }
         "T" | "transpose" => {
@@ -358,7 +331,7 @@ fn method(t: Tensor, name: &str, args: Option<&str>, env: &mut Env) -> R<Tensor>
             let perm: Vec<usize> = if name == "T" || args.is_empty() {
                 (0..r).rev().collect()
             } else {
-                let p = dims(&args, env, false)?;
+                let p = dims(args, env, false)?;
                 let mut seen = vec![false; r];
                 if p.len() != r
                     || p.iter()
@@ -380,115 +353,81 @@ fn method(t: Tensor, name: &str, args: Option<&str>, env: &mut Env) -> R<Tensor>
     }
 }
 
-#[derive(Debug)]
-enum Lit {
-    Num(f64, bool), // value, is_float
-    Bool(bool),
-    Str(String),
-    List(Vec<Lit>),
-}
-
-/// Parses a literal: a number, `true`/`false`, a string, or nested lists.
-fn literal(text: &str) -> R<Tensor> {
-    let lit = parse_lit(text.trim())?;
+/// A literal's shape, and its leaves in order; the nesting is walked with
+/// an explicit stack (its depth is already bounded by the parser).
+fn flatten(lit: &Node) -> R<(Vec<usize>, Vec<&Node>)> {
     let mut shape = Vec::new();
-    let mut cur = &lit;
-    while let Lit::List(items) = cur {
+    let mut cur = lit;
+    while let Node::List(items) = cur {
         shape.push(items.len());
         match items.first() {
             Some(first) => cur = first,
             None => break,
         }
     }
-    let mut flat = Vec::new();
-    flatten(&lit, &shape, 0, &mut flat)?;
-    let any_str = flat.iter().any(|l| matches!(l, Lit::Str(_)));
-    let all_bool = !flat.is_empty() && flat.iter().all(|l| matches!(l, Lit::Bool(_)));
-    let any_float = flat.iter().any(|l| matches!(l, Lit::Num(_, true)));
-    if any_str {
+    let mut leaves = Vec::new();
+    let mut stack: Vec<(&Node, usize)> = vec![(lit, 0)];
+    while let Some((node, depth)) = stack.pop() {
+        match node {
+            Node::List(items) => {
+                if depth >= shape.len() || items.len() != shape[depth] {
+                    return Err("the nested lists are not rectangular".into());
+                }
+                stack.extend(items.iter().rev().map(|it| (it, depth + 1)));
+            }
+            leaf => {
+                if depth != shape.len() {
+                    return Err("the nested lists are not rectangular".into());
+                }
+                leaves.push(leaf);
+            }
+        }
+    }
+    Ok((shape, leaves))
+}
+
+/// Builds the tensor of a literal: strings, booleans, exact integers
+/// (int64), or floats (double) when any number has a fraction or exponent.
+fn literal(lit: &Node) -> R<Tensor> {
+    let (shape, flat) = flatten(lit)?;
+    if flat.iter().any(|l| matches!(l, Node::Str(_))) {
         let v: Vec<String> = flat
             .into_iter()
             .map(|l| match l {
-                Lit::Str(s) => Ok(s.clone()),
+                Node::Str(s) => Ok(s.clone()),
                 _ => Err("a list mixes strings and numbers".to_string()),
             })
             .collect::<R<_>>()?;
         return Tensor::from_vec(&shape, v).map_err(|e| e.0);
     }
-    if all_bool {
+    if !flat.is_empty() && flat.iter().all(|l| matches!(l, Node::Bool(_))) {
         let v = flat
             .into_iter()
-            .map(|l| matches!(l, Lit::Bool(true)))
+            .map(|l| matches!(l, Node::Bool(true)))
             .collect();
         return Tensor::from_vec(&shape, v).map_err(|e| e.0);
     }
-    let v: Vec<f64> = flat
-        .into_iter()
-        .map(|l| match l {
-            Lit::Num(x, _) => *x,
-            Lit::Bool(b) => *b as i64 as f64,
-            _ => 0.0,
-        })
-        .collect();
-    if any_float {
-        f64_tensor(&shape, v)
-    } else {
-        Tensor::from_vec(&shape, v.into_iter().map(|x| x as i64).collect()).map_err(|e| e.0)
-    }
-}
-
-fn flatten<'a>(l: &'a Lit, shape: &[usize], depth: usize, out: &mut Vec<&'a Lit>) -> R<()> {
-    match l {
-        Lit::List(items) => {
-            if depth >= shape.len() || items.len() != shape[depth] {
-                return Err("the nested lists are not rectangular".into());
-            }
-            for it in items {
-                flatten(it, shape, depth + 1, out)?;
-            }
-        }
-        other => {
-            if depth != shape.len() {
-                return Err("the nested lists are not rectangular".into());
-            }
-            out.push(other);
-        }
-    }
-    Ok(())
-}
-
-fn parse_lit(t: &str) -> R<Lit> {
-    if t.starts_with('[') {
-        if !t.ends_with(']') {
-            return Err(format!("expected ']' at the end of '{t}'"));
-        }
-        let inner = &t[1..t.len() - 1];
-        if inner.trim().is_empty() {
-            return Ok(Lit::List(vec![]));
-        }
-        let items = split_top(inner, |c| c == ',')
+    if flat.iter().any(|l| matches!(l, Node::Float(_))) {
+        let v: Vec<f64> = flat
             .into_iter()
-            .map(|s| parse_lit(s.trim()))
-            .collect::<R<Vec<_>>>()?;
-        return Ok(Lit::List(items));
+            .map(|l| match *l {
+                Node::Float(x) => Ok(x),
+                Node::Int(x) => Ok(x as f64),
+                Node::Bool(b) => Ok(b as i64 as f64),
+                _ => Err("a list element is not a number".to_string()),
+            })
+            .collect::<R<_>>()?;
+        return f64_tensor(&shape, v);
     }
-    if (t.starts_with('"') && t.ends_with('"') || t.starts_with('\'') && t.ends_with('\''))
-        && t.len() >= 2
-    {
-        return Ok(Lit::Str(t[1..t.len() - 1].replace("\\\"", "\"")));
-    }
-    match t {
-        "true" | "True" => return Ok(Lit::Bool(true)),
-        "false" | "False" => return Ok(Lit::Bool(false)),
-        "" => return Err("expected a value".into()),
-        _ => {}
-    }
-    if let Ok(i) = t.parse::<i64>() {
-        return Ok(Lit::Num(i as f64, false));
-    }
-    num(t).map(|x| Lit::Num(x, true)).map_err(|_| {
-        format!("cannot read '{t}' as a tensor (a number, a list, a string or a function call)")
-    })
+    let v: Vec<i64> = flat
+        .into_iter()
+        .map(|l| match *l {
+            Node::Int(x) => Ok(x),
+            Node::Bool(b) => Ok(b as i64),
+            _ => Err("a list element is not a number".to_string()),
+        })
+        .collect::<R<_>>()?;
+    Tensor::from_vec(&shape, v).map_err(|e| e.0)
 }
 
 /// Reads a `.npy` file (format versions 1–3, C or Fortran order).
@@ -647,6 +586,24 @@ mod tests {
     }
 
     #[test]
+    fn integers_stay_exact() {
+        let t = ev("[9007199254740993, -9223372036854775808]").unwrap();
+        assert_eq!(t.to_i64_vec().unwrap(), vec![9007199254740993, i64::MIN]);
+        assert_eq!(
+            ev("arange(9007199254740993, 9007199254740995)")
+                .unwrap()
+                .to_i64_vec()
+                .unwrap(),
+            vec![9007199254740993, 9007199254740994]
+        );
+        assert_eq!(ev(" rand( N , 4 ) ").unwrap().shape(), &[2, 4]);
+        assert_eq!(
+            ev("[\"a b\", 'it\\'s']").unwrap().string_values().unwrap(),
+            vec!["a b", "it's"]
+        );
+    }
+
+    #[test]
     fn errors_are_clear() {
         assert!(ev("[[1, 2], [3]]").unwrap_err().contains("rectangular"));
         assert!(ev("rand(M)").unwrap_err().contains("M"));
@@ -656,6 +613,9 @@ mod tests {
         assert!(ev("arange(8).reshape(3, 3)").is_err());
         assert!(ev("foo(1)").unwrap_err().contains("unknown function"));
         assert!(ev("[1, 2").is_err());
+        assert!(ev("npy(\"/dev/zero\")")
+            .unwrap_err()
+            .contains("not a regular file"));
         assert!(ev("npy(\"/nonexistent/x.npy\")").is_err());
     }
 }
