@@ -161,7 +161,26 @@ fn run_text(s: &mut Session, name: &str, text: &str, cli: &Cli) -> Result<bool, 
     }
 }
 
+/// The stack of the thread the shell runs on. Every nesting of user input
+/// is bounded well below it; the large stack is a second line of defence.
+const SHELL_STACK_BYTES: usize = 256 << 20;
+
 fn main() -> ExitCode {
+    let shell = std::thread::Builder::new()
+        .name("onnx-light".into())
+        .stack_size(SHELL_STACK_BYTES)
+        .spawn(shell_main);
+    match shell.map(|t| t.join()) {
+        Ok(Ok(code)) => code,
+        Ok(Err(_)) => ExitCode::from(101),
+        Err(e) => {
+            eprintln!("error: cannot start the shell thread: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn shell_main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(|s| s.as_str()) == Some("test") {
         return run_test(&args[1..]);

@@ -84,6 +84,11 @@ pub fn render_tensor(t: &Tensor, precision: usize) -> String {
         return cells.first().cloned().unwrap_or_default();
     }
     let summarise = cells.len() > SUMMARY_THRESHOLD;
+    if shape.len() > MAX_NESTED_RANK {
+        // nested brackets past this rank are unreadable, and rendering
+        // them recursively could exhaust the stack: print the values flat
+        return render_flat(&cells, &shape, summarise);
+    }
     let width = cells.iter().map(|c| c.len()).max().unwrap_or(1);
     let mut out = String::new();
     let strides: Vec<usize> = (0..shape.len())
@@ -93,6 +98,29 @@ pub fn render_tensor(t: &Tensor, precision: usize) -> String {
         &cells, &shape, &strides, 0, 0, width, summarise, &mut out, 1,
     );
     out
+}
+
+/// Tensors of higher rank are printed flat, with their shape.
+pub const MAX_NESTED_RANK: usize = 32;
+
+fn render_flat(cells: &[String], shape: &[usize], summarise: bool) -> String {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let shown: Vec<&str> = if summarise && cells.len() > 2 * EDGE_ITEMS {
+        cells[..EDGE_ITEMS]
+            .iter()
+            .map(String::as_str)
+            .chain(std::iter::once("..."))
+            .chain(cells[cells.len() - EDGE_ITEMS..].iter().map(String::as_str))
+            .collect()
+    } else {
+        cells.iter().map(String::as_str).collect()
+    };
+    format!(
+        "rank-{} tensor of shape ({}), values in order: [{}]",
+        shape.len(),
+        dims.join(", "),
+        shown.join(" ")
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -161,6 +189,18 @@ fn render_axis(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rank_100000_tensor_prints_flat() {
+        let t = Tensor::from_vec(&vec![1; 100_000], vec![5i64]).unwrap();
+        let s = render_tensor(&t, 4);
+        assert!(
+            s.starts_with("rank-100000 tensor of shape (1, 1,"),
+            "{}",
+            &s[..40]
+        );
+        assert!(s.ends_with("values in order: [5]"));
+    }
 
     #[test]
     fn numpy_layout_of_a_float_matrix() {
