@@ -22,3 +22,8 @@ pub mod runtime;
 pub mod shape;
 pub mod tensor;
 pub mod text;
+
+/// Every heap allocation is counted, so the memory budget
+/// ([`tensor::budget`]) knows what is in use.
+#[global_allocator]
+static ALLOC: tensor::budget::CountingAlloc = tensor::budget::CountingAlloc;

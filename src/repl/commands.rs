@@ -112,7 +112,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!("bench", &[], "bench [--runs N] [--warmup K] [NAME=TENSOR ...]", "Run the model K+N times with events off; print min, median and max milliseconds.", &[Flag { name: "runs", value: Some("N"), help: "timed runs (default 10)" }, Flag { name: "warmup", value: Some("K"), help: "untimed runs first (default 1)" }, FORMAT, OUT], raw = false, data = true, cmd_bench),
     cmd!("events", &[], "events [--action A[,A]] [--kind K[,K]] [--name NAME] [--format F]", "The event log of the last run, filtered.", &[Flag { name: "action", value: Some("A[,A]"), help: "add, replace, remove, run_node" }, Flag { name: "kind", value: Some("K[,K]"), help: "input, initializer, intermediate, output, node" }, Flag { name: "name", value: Some("NAME"), help: "one value or node name" }, FORMAT, OUT], raw = false, data = true, cmd_events),
     cmd!("check", &[], "check [--format F]", "For every value the last run produced: runtime shape, inferred shape, resolved shape, OK/MISMATCH/UNKNOWN.", &[FORMAT, OUT], raw = false, data = true, cmd_check),
-    cmd!("config", &[], "config [KEY [VALUE]]", "Show or set options: events on|off, release on|off, max-values N, precision N, seed N, threads N.", &[], raw = false, data = false, cmd_config),
+    cmd!("config", &[], "config [KEY [VALUE]]", "Show or set options: events on|off, release on|off, max-values N, precision N, seed N, threads N, max-memory SIZE|default (e.g. 4G), max-iterations N, max-events N.", &[], raw = false, data = false, cmd_config),
     cmd!("source", &[], "source PATH", "Run a script inside the current session.", &[], raw = false, data = false, cmd_source),
     cmd!("help", &[], "help [COMMAND]", "List the commands, or describe one.", &[], raw = false, data = false, cmd_help),
     cmd!("quit", &["exit"], "quit", "Leave the shell.", &[], raw = false, data = false, cmd_quit),
@@ -906,6 +906,13 @@ fn cmd_run(s: &mut Session, a: &Args) -> R<Flow> {
     let res = with_pool(s, || p.run(inputs, &opts)).map_err(|e| CmdError(e.0))?;
     let prec = s.config.precision;
     let mut text = Vec::new();
+    if res.dropped_events > 0 {
+        s.say(format!(
+            "note: the event log stopped at {} events (`config max-events`); {} later events were dropped",
+            res.events.len(),
+            res.dropped_events
+        ));
+    }
     for (name, v) in &res.outputs {
         text.push(format!("{} =\n{}", quote_name(name), render_value(v, prec)));
     }
@@ -1315,6 +1322,16 @@ fn on_off(v: &str) -> R<bool> {
     }
 }
 
+/// A count of at least 1.
+fn positive(key: &str, v: &str) -> R<usize> {
+    match v.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(CmdError(format!(
+            "{key} expects a positive integer, got '{v}'"
+        ))),
+    }
+}
+
 fn cmd_config(s: &mut Session, a: &Args) -> R<Flow> {
     let toks = lex::tokens(&a.rest);
     let c = &s.config;
@@ -1329,22 +1346,32 @@ fn cmd_config(s: &mut Session, a: &Args) -> R<Flow> {
                 .threads
                 .map(|t| t.to_string())
                 .unwrap_or_else(|| format!("{} (all cores)", rayon::current_num_threads())),
+            "max-memory" => format!(
+                "{} ({} in use)",
+                crate::tensor::budget::human(crate::tensor::budget::limit()),
+                crate::tensor::budget::human(crate::tensor::budget::in_use())
+            ),
+            "max-iterations" => crate::runtime::limits::max_iterations().to_string(),
+            "max-events" => crate::runtime::limits::max_events().to_string(),
             _ => return None,
         })
     };
-    const KEYS: [&str; 6] = [
+    const KEYS: [&str; 9] = [
         "events",
         "release",
         "max-values",
         "precision",
         "seed",
         "threads",
+        "max-memory",
+        "max-iterations",
+        "max-events",
     ];
     match toks.as_slice() {
         [] => {
             let lines: Vec<String> = KEYS
                 .iter()
-                .map(|k| format!("{k:<11} {}", show(k, c).unwrap_or_default()))
+                .map(|k| format!("{k:<14} {}", show(k, c).unwrap_or_default()))
                 .collect();
             s.say(lines.join("\n"));
         }
@@ -1377,6 +1404,14 @@ fn cmd_config(s: &mut Session, a: &Args) -> R<Flow> {
                     s.config.seed = v;
                     s.rng = Rng::new(v);
                 }
+                "max-memory" => crate::tensor::budget::set_limit(match value.as_str() {
+                    "default" => None,
+                    v => Some(crate::tensor::budget::parse_bytes(v).map_err(CmdError)?),
+                }),
+                "max-iterations" => {
+                    crate::runtime::limits::set_max_iterations(positive(key, value)? as u64)
+                }
+                "max-events" => crate::runtime::limits::set_max_events(positive(key, value)?),
                 "threads" => {
                     let n = num(value)?;
                     if n == 0 || n > 1024 {

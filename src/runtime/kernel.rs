@@ -32,6 +32,12 @@ impl From<TensorError> for KernelError {
     }
 }
 
+impl From<crate::tensor::budget::OverBudget> for KernelError {
+    fn from(e: crate::tensor::budget::OverBudget) -> Self {
+        KernelError(e.to_string())
+    }
+}
+
 impl From<ndarray::ShapeError> for KernelError {
     fn from(e: ndarray::ShapeError) -> Self {
         KernelError(e.to_string())

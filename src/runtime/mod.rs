@@ -8,6 +8,7 @@ pub mod events;
 mod inline;
 pub mod kernel;
 pub mod kernels;
+pub mod limits;
 mod plan;
 
 pub use events::{Event, EventAction, EventKind, EventNode};

@@ -64,6 +64,8 @@ pub struct RunResult {
     /// not released, outputs).
     pub held: HashMap<String, Value>,
     pub events: Vec<Event>,
+    /// Events not recorded because the log reached `config max-events`.
+    pub dropped_events: usize,
 }
 
 struct Step {
@@ -453,6 +455,7 @@ impl Plan {
     ) -> Result<RunResult, RunError> {
         let mut events = Vec::new();
         let mut log = opts.events.then_some(&mut events);
+        super::limits::take_dropped_events();
         let given: Vec<(String, Value)> = {
             let mut v = Vec::new();
             let mut inputs = inputs;
@@ -477,6 +480,7 @@ impl Plan {
             outputs,
             held,
             events,
+            dropped_events: super::limits::take_dropped_events(),
         })
     }
 
@@ -490,8 +494,13 @@ impl Plan {
         scope: &str,
     ) -> Result<Executed, KernelError> {
         let mut values: HashMap<String, Value> = HashMap::with_capacity(self.steps.len() * 2);
+        let max_events = super::limits::max_events();
         let push = |log: &mut Option<&mut Vec<Event>>, mut ev: Event| {
             if let Some(l) = log.as_mut() {
+                if l.len() >= max_events {
+                    super::limits::drop_event();
+                    return;
+                }
                 ev.index = l.len();
                 ev.depth = depth;
                 ev.scope = scope.to_string();
@@ -617,6 +626,10 @@ impl Plan {
                 })?;
                 if let Some(l) = log.as_mut() {
                     for mut ev in sub_events {
+                        if l.len() >= max_events {
+                            super::limits::drop_event();
+                            continue;
+                        }
                         ev.index = l.len();
                         l.push(ev);
                     }
@@ -624,6 +637,16 @@ impl Plan {
                 out
             };
             let elapsed = started.map(|s| s.elapsed().as_micros() as u64);
+            // the backstop for growth no single allocation check saw
+            if let Some(over) = crate::tensor::budget::exceeded() {
+                return Err(KernelError(format!(
+                    "node {} ({}): the heap holds {}, over the memory budget of {} (`config max-memory` sets it)",
+                    step.index,
+                    step.op_type,
+                    crate::tensor::budget::human(over.in_use),
+                    crate::tensor::budget::human(over.limit)
+                )));
+            }
             if produced.len() < step.outputs.iter().filter(|o| o.is_some()).count() {
                 return Err(KernelError(format!(
                     "node {} ({}) produced {} outputs, the graph expects {}",

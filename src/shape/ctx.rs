@@ -8,6 +8,10 @@ use crate::proto::{GraphProto, NodeProto};
 use crate::tensor::DataType;
 use std::fmt;
 
+/// The largest rank shape inference builds from a length declared in the
+/// model (a shape or axes input's length).
+pub const MAX_RANK: usize = 1 << 16;
+
 /// Why a rule could not infer a node (reported as a warning).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShapeError(pub String);
@@ -134,6 +138,25 @@ impl<'a> InferCtx<'a> {
 
     /// The elements of 1-D input `i` used as a shape: the known value, else
     /// (length known) fresh symbols, one per data-dependent element.
+    /// The length a 1-D input declares (`int64[n]`), as the rank of an
+    /// output built from it: `None` when unknown or negative, an error past
+    /// [`MAX_RANK`] (a model declaring `int64[4611686018427387904]` must not
+    /// make inference allocate per declared element).
+    pub fn declared_rank(&self, i: usize) -> Result<Option<usize>, ShapeError> {
+        let n = match self.shape(i) {
+            Some([Some(d)]) => d.as_int(),
+            _ => None,
+        };
+        match n {
+            Some(n) if n > MAX_RANK as i64 => Err(ShapeError(format!(
+                "input '{}' declares {n} elements: an output rank above {MAX_RANK} is refused",
+                self.node.input.get(i).map_or("", |s| s.as_str())
+            ))),
+            Some(n) if n >= 0 => Ok(Some(n as usize)),
+            _ => Ok(None),
+        }
+    }
+
     pub fn shape_value_or_fresh(&mut self, i: usize) -> Option<Vec<Expr>> {
         if let Some(v) = self.value(i) {
             return Some(v.values.clone());

@@ -11,6 +11,12 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TensorError(pub String);
 
+impl From<super::budget::OverBudget> for TensorError {
+    fn from(e: super::budget::OverBudget) -> Self {
+        TensorError(e.to_string())
+    }
+}
+
 impl TensorError {
     pub fn new(msg: impl Into<String>) -> Self {
         TensorError(msg.into())

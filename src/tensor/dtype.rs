@@ -66,6 +66,19 @@ const TABLE: &[(DataType, i32, &str, &str)] = &[
 ];
 
 impl DataType {
+    /// Bytes one element takes in memory here (sub-byte and 8-bit float
+    /// types keep one byte per element; a string counts its `String` header).
+    pub fn alloc_bytes(self) -> usize {
+        match self {
+            DataType::Double | DataType::Int64 | DataType::Uint64 | DataType::Complex64 => 8,
+            DataType::Complex128 => 16,
+            DataType::Float | DataType::Int32 | DataType::Uint32 => 4,
+            DataType::Float16 | DataType::Bfloat16 | DataType::Int16 | DataType::Uint16 => 2,
+            DataType::String => std::mem::size_of::<String>(),
+            _ => 1,
+        }
+    }
+
     /// Every defined type (without `Undefined`).
     pub fn all() -> impl Iterator<Item = DataType> {
         TABLE.iter().skip(1).map(|r| r.0)

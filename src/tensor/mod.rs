@@ -2,6 +2,7 @@
 //! (tensors, sequences, optionals), conversion from and to `TensorProto`, and
 //! numpy-style rendering.
 
+pub mod budget;
 mod cast;
 mod convert;
 mod dtype;
@@ -181,6 +182,7 @@ impl Tensor {
 
     /// A tensor of zeros (empty strings, false) of a type and shape.
     pub fn zeros(dtype: DataType, shape: &[usize]) -> Result<Tensor, TensorError> {
+        budget::check(shape, dtype.alloc_bytes())?;
         let sh = IxDyn(shape);
         Ok(match dtype {
             DataType::Float => Tensor::F32(ArrayD::zeros(sh)),

@@ -32,12 +32,10 @@ fn float_vals<'v>(
     Ok((t, to_f64s(t, op)?))
 }
 
-/// Checked product of dimensions.
+/// The element count of an f64 buffer about to be allocated, checked
+/// against the memory budget.
 fn numel(dims: &[usize]) -> Result<usize, KernelError> {
-    dims.iter().try_fold(1usize, |a, &d| {
-        a.checked_mul(d)
-            .ok_or_else(|| KernelError::new(format!("shape {dims:?} is too large")))
-    })
+    Ok(crate::tensor::budget::check(dims, 8)?)
 }
 
 fn sigmoid(x: f64) -> f64 {

@@ -11,9 +11,6 @@ use crate::shape::TypeInfo;
 use crate::tensor::{DataType, Tensor, Value};
 use ndarray::{Axis, Slice};
 
-/// Upper bound on iterations of a Loop without trip count nor condition.
-const MAX_ITERATIONS: u64 = 100_000_000;
-
 /// The sub-tensor at `index` along `axis`, the axis removed.
 pub fn take_index(t: &Tensor, axis: usize, index: usize) -> Result<Tensor, KernelError> {
     if axis >= t.rank() || index >= t.shape()[axis] {
@@ -67,6 +64,10 @@ pub fn stack_tensors(ts: &[Tensor], axis: usize) -> Result<Tensor, KernelError> 
             );
         }
     }
+    // the expanded copies and the stacked result
+    let mut out_shape = first.shape().to_vec();
+    out_shape.insert(axis.min(out_shape.len()), ts.len());
+    crate::tensor::budget::check(&out_shape, 2 * first.dtype().alloc_bytes())?;
     let ex: Vec<Tensor> = ts
         .iter()
         .map(|t| unsqueeze_at(t, axis))
@@ -216,9 +217,7 @@ pub fn loop_op(info: &NodeInfo) -> Result<Kernel, KernelError> {
             if cond == Some(false) {
                 break;
             }
-            if m.is_none() && cond.is_none() && i as u64 >= MAX_ITERATIONS {
-                bail!("Loop without trip count nor condition ran {MAX_ITERATIONS} iterations");
-            }
+            crate::runtime::limits::check_iteration(i as u64, "Loop").map_err(KernelError)?;
             let mut args = Vec::with_capacity(2 + n_carried);
             args.push(Value::Tensor(Tensor::scalar(i)));
             args.push(Value::Tensor(Tensor::scalar(cond.unwrap_or(true))));
@@ -351,6 +350,8 @@ pub fn scan(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 let mut states = states;
                 let mut outs: Vec<Vec<Tensor>> = vec![vec![]; out_types.len() - spec.n_state];
                 for step in 0..len {
+                    crate::runtime::limits::check_iteration(step as u64, "Scan")
+                        .map_err(KernelError)?;
                     let mut args = states.clone();
                     for &(t, ax, rev) in &scan_ins {
                         let idx = if rev { full - 1 - step } else { step };

@@ -363,13 +363,7 @@ pub fn resize_f64(
     roi: &[(f64, f64)],
 ) -> Result<Vec<f64>, KernelError> {
     let r = in_shape.len();
-    let total: usize = out_shape
-        .iter()
-        .try_fold(1usize, |a, &b| a.checked_mul(b))
-        .ok_or_else(|| KernelError::new("output is too large"))?;
-    if total > 1 << 31 {
-        bail!("output of {total} elements is too large");
-    }
+    crate::tensor::budget::check(out_shape, 8)?;
     let mut cur = data;
     let mut shape = in_shape.to_vec();
     let mut extrap: Vec<Vec<bool>> = vec![vec![]; r];
@@ -739,7 +733,8 @@ pub fn roi_align(info: &NodeInfo) -> Result<Kernel, KernelError> {
             .to_f64_vec()
             .ok_or_else(|| KernelError::new("rois must be numeric"))?;
         let off = if half_pixel { 0.5 } else { 0.0 };
-        let mut out = vec![0.0; nr * c * oh * ow];
+        let total = crate::tensor::budget::check(&[nr, c, oh, ow], 8)?;
+        let mut out = vec![0.0; total];
         for r in 0..nr {
             let b = bi[r];
             if b < 0 || b as usize >= n {

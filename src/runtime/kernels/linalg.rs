@@ -125,6 +125,9 @@ pub fn matmul_arrays<T: Gemm>(x: &ArrayD<T>, y: &ArrayD<T>) -> Result<ArrayD<T>,
         );
     }
     let batch = broadcast_shapes(&xs[..xs.len() - 2], &ys[..ys.len() - 2])?;
+    let mut out_shape = batch.clone();
+    out_shape.extend([m, n]);
+    crate::tensor::budget::check(&out_shape, std::mem::size_of::<T>())?;
     let nb: usize = batch.iter().product();
     let xa = x.as_standard_layout();
     let ya = y.as_standard_layout();
@@ -214,6 +217,7 @@ fn gemm_f32(
     if k != k2 {
         bail!("Gemm inner dimensions differ ({k} vs {k2})");
     }
+    crate::tensor::budget::check(&[m, n], 8)?;
     let mut out = ndarray::Array2::<f32>::zeros((m, n));
     let mut beta_eff = 0.0;
     if let Some(c) = c {
@@ -278,6 +282,7 @@ fn gemm_typed<T: Gemm>(
     if k != k2 {
         bail!("Gemm inner dimensions differ ({k} vs {k2})");
     }
+    crate::tensor::budget::check(&[m, n], 8)?;
     let xs = x2.as_standard_layout();
     let ys = y2.as_standard_layout();
     let (Some(xd), Some(yd)) = (xs.as_slice(), ys.as_slice()) else {

@@ -201,13 +201,10 @@ pub fn strides(shape: &[usize]) -> Vec<usize> {
     s
 }
 
-/// The element count of a shape, or an error when it is absurdly large.
+/// The element count of a shape the kernel is about to allocate, checked
+/// against the memory budget (8 bytes per element, the widest it holds).
 pub fn checked_numel(shape: &[usize]) -> Result<usize, KernelError> {
-    shape
-        .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .filter(|&n| n <= MAX_ELEMS)
-        .ok_or_else(|| KernelError::new(format!("output shape {shape:?} is too large")))
+    Ok(crate::tensor::budget::check(shape, 8)?)
 }
 
 /// Calls `f` with every multi-index of `shape` in row-major order.
@@ -680,6 +677,11 @@ pub fn expand_tensor(x: &Tensor, shape: &[i64]) -> Result<Tensor, KernelError> {
     }
     let target: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
     let out = super::broadcast_shapes(x.shape(), &target)?;
+    // the output and one source position per element
+    let n = crate::tensor::budget::check(&out, x.dtype().alloc_bytes() + 8)?;
+    if n == 0 {
+        return Ok(Tensor::zeros(x.dtype(), &out)?);
+    }
     let off = out.len() - x.rank();
     let lists: Vec<Vec<Option<usize>>> = out
         .iter()
@@ -720,6 +722,8 @@ pub fn tile(_: &NodeInfo) -> Result<Kernel, KernelError> {
                 .ok_or_else(|| KernelError::new("tile too large"))?;
             lists.push((0..n).map(|i| i % d.max(1)).collect::<Vec<_>>());
         }
+        let out_shape: Vec<usize> = lists.iter().map(|l| l.len()).collect();
+        crate::tensor::budget::check(&out_shape, x.dtype().alloc_bytes() + 8)?;
         out1(gather_axes(x, &lists)?)
     }))
 }

@@ -65,16 +65,10 @@ fn require_float(t: &Tensor, what: &str) -> Result<(), KernelError> {
     Ok(())
 }
 
-/// Refuses sizes whose element count is absurd.
+/// The element count of a shape about to be allocated (in f64), checked
+/// against the memory budget.
 fn numel(shape: &[usize]) -> Result<usize, KernelError> {
-    let mut n: usize = 1;
-    for &d in shape {
-        n = match n.checked_mul(d) {
-            Some(v) if v <= (1 << 31) => v,
-            _ => bail!("shape {shape:?} is too large"),
-        };
-    }
-    Ok(n)
+    Ok(crate::tensor::budget::check(shape, 8)?)
 }
 
 fn dim_of(v: i64, what: &str) -> Result<usize, KernelError> {

@@ -51,6 +51,8 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>, KernelEr
             )));
         };
     }
+    // the result is about to be allocated: the memory budget decides
+    crate::tensor::budget::check(&out, 8)?;
     Ok(out)
 }
 

@@ -89,12 +89,11 @@ pub fn from_f64s(dtype: DataType, shape: &[usize], v: Vec<f64>) -> Result<Tensor
     })
 }
 
-/// The element count of a shape, or an error when it is absurdly large.
+/// The element count of a shape the kernel is about to allocate, checked
+/// against the memory budget (8 bytes per element: kernels may compute in
+/// f64).
 pub fn checked_size(dims: &[usize]) -> Result<usize, KernelError> {
-    dims.iter()
-        .try_fold(1usize, |a, &d| a.checked_mul(d))
-        .filter(|&n| n <= 1 << 32)
-        .ok_or_else(|| KernelError::new(format!("the output shape {dims:?} is too large")))
+    Ok(crate::tensor::budget::check(dims, 8)?)
 }
 
 fn is_float(d: DataType) -> bool {

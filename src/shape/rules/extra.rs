@@ -128,11 +128,10 @@ pub fn max_unpool(cx: &mut InferCtx) -> Result<(), ShapeError> {
         let s = cx
             .value(2)
             .map(|v| v.values.iter().cloned().map(Some).collect());
-        let s = s.or_else(|| {
-            cx.shape(2)
-                .and_then(|s| s.first().cloned().flatten()?.as_int())
-                .map(|n| vec![None; n.max(0) as usize])
-        });
+        let s = match s {
+            Some(s) => Some(s),
+            None => cx.declared_rank(2)?.map(|n| vec![None; n]),
+        };
         cx.set_tensor(0, e, s);
         return Ok(());
     }

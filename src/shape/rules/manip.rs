@@ -339,10 +339,8 @@ pub fn unsqueeze(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let axes = match axes_arg(cx, "axes", 13, 1) {
         Ok(Some(a)) => a,
         _ => {
-            let r = cx
-                .rank(0)
-                .zip(input_len(cx, 1))
-                .map(|(r, n)| vec![None; r + n]);
+            let n = cx.declared_rank(1)?;
+            let r = cx.rank(0).zip(n).map(|(r, n)| vec![None; r + n]);
             cx.set_tensor(0, elem, r);
             return Ok(());
         }
@@ -601,13 +599,10 @@ pub fn expand(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
     let target = cx.shape_value_or_fresh(1).map(SymValue::vector);
     let (Some(shape), Some(target)) = (cx.shape(0).map(|s| s.to_vec()), target) else {
-        let rank = cx
-            .shape(1)
-            .and_then(|s| s.first().cloned().flatten())
-            .and_then(|e| e.as_int());
+        let rank = cx.declared_rank(1)?;
         let r0 = cx.rank(0);
         let r = match (rank, r0) {
-            (Some(a), Some(b)) => Some((a.max(0) as usize).max(b)),
+            (Some(a), Some(b)) => Some(a.max(b)),
             _ => None,
         };
         cx.set_tensor(0, elem, r.map(|r| vec![None; r]));
@@ -766,11 +761,8 @@ pub fn constant_of_shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
             cx.set_tensor(0, elem, Some(dims));
         }
         None => {
-            let r = cx
-                .shape(0)
-                .and_then(|s| s.first().cloned().flatten())
-                .and_then(|e| e.as_int());
-            cx.set_tensor(0, elem, r.map(|r| vec![None; r.max(0) as usize]));
+            let r = cx.declared_rank(0)?;
+            cx.set_tensor(0, elem, r.map(|r| vec![None; r]));
         }
     }
     Ok(())

@@ -1,0 +1,64 @@
+//! Bounds on what one run may cost besides memory (see
+//! [`crate::tensor::budget`] for memory): Loop and Scan iterations, and the
+//! number of events recorded. Set by `config max-iterations` and
+//! `config max-events`; process-wide, like the memory budget.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// Iterations one Loop or Scan node may run, by default.
+pub const DEFAULT_MAX_ITERATIONS: u64 = 10_000_000;
+/// Events one run may record, by default.
+pub const DEFAULT_MAX_EVENTS: usize = 1_000_000;
+
+static MAX_ITERATIONS: AtomicU64 = AtomicU64::new(DEFAULT_MAX_ITERATIONS);
+static MAX_EVENTS: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_EVENTS);
+static DROPPED_EVENTS: AtomicUsize = AtomicUsize::new(0);
+
+pub fn max_iterations() -> u64 {
+    MAX_ITERATIONS.load(Ordering::Relaxed)
+}
+
+pub fn set_max_iterations(n: u64) {
+    MAX_ITERATIONS.store(n.max(1), Ordering::Relaxed);
+}
+
+pub fn max_events() -> usize {
+    MAX_EVENTS.load(Ordering::Relaxed)
+}
+
+pub fn set_max_events(n: usize) {
+    MAX_EVENTS.store(n.max(1), Ordering::Relaxed);
+}
+
+/// Refuses iteration `i` (counted from 0) of a Loop or Scan past the bound.
+pub fn check_iteration(i: u64, what: &str) -> Result<(), String> {
+    let max = max_iterations();
+    if i >= max {
+        return Err(format!(
+            "{what} reached {max} iterations, the bound set by `config max-iterations`"
+        ));
+    }
+    Ok(())
+}
+
+/// Counts an event the log had no room for.
+pub(crate) fn drop_event() {
+    DROPPED_EVENTS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Events dropped since the last call (and resets the count).
+pub fn take_dropped_events() -> usize {
+    DROPPED_EVENTS.swap(0, Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iterations_past_the_bound_are_refused() {
+        assert!(check_iteration(0, "Loop").is_ok());
+        let e = check_iteration(u64::MAX, "Loop").unwrap_err();
+        assert!(e.contains("max-iterations"), "{e}");
+    }
+}
