@@ -89,6 +89,31 @@ fn run_test(args: &[String]) -> ExitCode {
     }
 }
 
+/// While a command runs, Ctrl-C (SIGINT) asks it to stop between nodes or
+/// iterations instead of killing the shell: the interactive shell returns
+/// to the prompt, a script stops at that line. (At the prompt the line
+/// editor reads Ctrl-C itself, as a key.)
+fn catch_ctrl_c() {
+    extern "C" fn on_sigint(_: libc::c_int) {
+        onnx_light::runtime::limits::interrupt();
+    }
+    // SAFETY: the handler only stores to an atomic (async-signal-safe); the
+    // sigaction struct is zeroed and then filled as sigaction(2) describes.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
+    }
+}
+
+/// Runs one typed line, forgetting a Ctrl-C pressed before it.
+fn run_line(s: &mut Session, line: &str) -> Result<(String, Flow), repl::CmdError> {
+    onnx_light::runtime::limits::clear_interrupt();
+    s.execute(line)
+}
+
 fn interactive(s: &mut Session, color: bool) -> ExitCode {
     let config = rustyline::Config::builder().auto_add_history(true).build();
     let mut ed =
@@ -114,7 +139,7 @@ fn interactive(s: &mut Session, color: bool) -> ExitCode {
     };
     loop {
         match ed.readline(&prompt) {
-            Ok(line) => match s.execute(&line) {
+            Ok(line) => match run_line(s, &line) {
                 Ok((text, flow)) => {
                     if !text.is_empty() {
                         out(&text);
@@ -185,6 +210,7 @@ fn shell_main() -> ExitCode {
     if args.first().map(|s| s.as_str()) == Some("test") {
         return run_test(&args[1..]);
     }
+    catch_ctrl_c();
     let mut cli = Cli {
         scripts: vec![],
         inline: vec![],

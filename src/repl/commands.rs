@@ -650,11 +650,6 @@ fn csv_cell(s: &str) -> String {
     }
 }
 
-fn resolved(s: &Session, dims: Option<&[Dim]>) -> Option<Vec<Option<i64>>> {
-    let r = s.report.as_ref()?;
-    dims.map(|d| r.resolve(d, &s.bindings))
-}
-
 fn resolved_text(v: &Option<Vec<Option<i64>>>) -> String {
     match v {
         None => "?".into(),
@@ -694,9 +689,10 @@ fn cmd_shapes(s: &mut Session, a: &Args) -> R<Flow> {
     let r = s.report.as_ref().ok_or("no inference report")?;
     let mut d = Data::new(&["name", "inferred", "resolved"], Json::Null);
     let mut arr = Vec::new();
+    let extended = r.extend_bindings(&s.bindings);
     for v in r.values.iter().filter(|v| v.scope.is_empty()) {
         let dims = v.ty.shape();
-        let res = resolved(s, dims);
+        let res = dims.map(|d| shape::InferReport::resolve_extended(d, &extended));
         d.rows.push(vec![
             quote_name(&v.name),
             shape_text(dims),
@@ -1249,26 +1245,29 @@ fn cmd_check(s: &mut Session, a: &Args) -> R<Flow> {
     // every value a node produced, with its runtime shape, in run order
     let mut produced: Vec<(String, Vec<usize>)> = Vec::new();
     if !run.events.is_empty() {
+        // a value produced twice (Replace) is checked once, at its last place
+        let mut last: HashMap<&str, usize> = HashMap::new();
+        let mut slots: Vec<Option<(String, Vec<usize>)>> = Vec::new();
         for e in &run.events {
             if matches!(e.action, EventAction::Add | EventAction::Replace)
                 && matches!(e.kind, EventKind::Intermediate | EventKind::Output)
                 && e.depth == 0
             {
-                produced.retain(|(n, _)| n != &e.name);
-                produced.push((e.name.clone(), e.shape.clone()));
+                if let Some(old) = last.insert(e.name.as_str(), slots.len()) {
+                    slots[old] = None;
+                }
+                slots.push(Some((e.name.clone(), e.shape.clone())));
             }
         }
+        produced.extend(slots.into_iter().flatten());
     } else {
         let m = s.model()?;
         if let Some(g) = &m.graph {
+            let outputs: HashMap<&str, &Value> =
+                run.outputs.iter().map(|(k, v)| (k.as_str(), v)).collect();
             for n in &g.node {
                 for o in &n.output {
-                    let v = run
-                        .outputs
-                        .iter()
-                        .find(|(k, _)| k == o)
-                        .map(|(_, v)| v)
-                        .or_else(|| run.held.get(o));
+                    let v = outputs.get(o.as_str()).copied().or_else(|| run.held.get(o));
                     if let Some(Value::Tensor(t)) = v {
                         produced.push((o.clone(), t.shape().to_vec()));
                     }

@@ -1,46 +1,71 @@
 //! Small lexical helpers shared by the shell: bracket balance (for
 //! multi-line input), comment stripping, top-level splitting.
 
+/// Counts unclosed `(`, `[`, `{` over text fed in pieces, ignoring strings
+/// and `#` comments (both end at a newline), so a long multi-line command
+/// is scanned once, not once per added line.
+#[derive(Clone, Debug, Default)]
+pub struct Brackets {
+    depth: i64,
+    in_str: Option<char>,
+    escaped: bool,
+    comment: bool,
+}
+
+impl Brackets {
+    /// Scans more text.
+    pub fn feed(&mut self, text: &str) {
+        for c in text.chars() {
+            if self.comment {
+                if c == '\n' {
+                    self.comment = false;
+                }
+                continue;
+            }
+            if let Some(q) = self.in_str {
+                if self.escaped {
+                    self.escaped = false;
+                } else if c == '\\' {
+                    self.escaped = true;
+                } else if c == q || c == '\n' {
+                    self.in_str = None;
+                }
+                continue;
+            }
+            match c {
+                '"' | '\'' => self.in_str = Some(c),
+                '#' => self.comment = true,
+                '(' | '[' | '{' => self.depth += 1,
+                ')' | ']' | '}' => self.depth -= 1,
+                _ => {}
+            }
+        }
+    }
+
+    /// Unclosed brackets so far; negative when there are more closers.
+    pub fn depth(&self) -> i64 {
+        self.depth
+    }
+}
+
 /// Depth of unclosed `(`, `[`, `{` in `text`, ignoring strings and `#`
 /// comments. Negative when there are more closers.
 pub fn bracket_depth(text: &str) -> i64 {
-    let mut depth = 0i64;
-    let mut in_str: Option<char> = None;
-    let mut escaped = false;
-    let mut comment = false;
-    for c in text.chars() {
-        if comment {
-            if c == '\n' {
-                comment = false;
-            }
-            continue;
-        }
-        if let Some(q) = in_str {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == q || c == '\n' {
-                in_str = None;
-            }
-            continue;
-        }
-        match c {
-            '"' | '\'' => in_str = Some(c),
-            '#' => comment = true,
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => depth -= 1,
-            _ => {}
-        }
-    }
-    depth
+    let mut b = Brackets::default();
+    b.feed(text);
+    b.depth()
 }
 
 /// True when a command needs more lines: its brackets are unclosed, or it
 /// is a `parse` whose model text stops before the model ends (the parser
 /// reached the end of the text).
 pub fn is_incomplete(text: &str) -> bool {
-    if bracket_depth(text) > 0 {
+    needs_more(text, bracket_depth(text))
+}
+
+/// [`is_incomplete`] for a text whose bracket depth is already known.
+pub fn needs_more(text: &str, depth: i64) -> bool {
+    if depth > 0 {
         return true;
     }
     let t = text.trim_start();

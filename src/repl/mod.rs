@@ -191,6 +191,7 @@ pub fn split_script(text: &str) -> Vec<ScriptCommand> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
     let mut cur = String::new();
+    let mut brackets = lex::Brackets::default();
     let mut start = 0;
     for (i, raw) in lines.iter().enumerate() {
         if cur.is_empty() {
@@ -199,12 +200,16 @@ pub fn split_script(text: &str) -> Vec<ScriptCommand> {
                 continue;
             }
             start = i + 1;
-            cur.push_str(raw);
+            brackets = lex::Brackets::default();
         } else {
             cur.push('\n');
-            cur.push_str(raw);
+            brackets.feed("\n");
         }
-        if !lex::is_incomplete(&cur) && !continues_with_function(&cur, &lines[i + 1..]) {
+        cur.push_str(raw);
+        brackets.feed(raw);
+        if !lex::needs_more(&cur, brackets.depth())
+            && !continues_with_function(&cur, &lines[i + 1..])
+        {
             out.push(ScriptCommand {
                 line: start,
                 text: std::mem::take(&mut cur),
@@ -266,7 +271,11 @@ pub fn run_script(
 ) -> (ScriptEnd, usize) {
     let mut failures = 0;
     for cmd in split_script(text) {
-        match s.execute(&cmd.text) {
+        let result = s.execute(&cmd.text);
+        // Ctrl-C ends the script at this line, even with keep_going
+        let stop = crate::runtime::limits::interrupted();
+        crate::runtime::limits::clear_interrupt();
+        match result {
             Ok((out, flow)) => {
                 if !out.is_empty() {
                     print(&out);
@@ -274,11 +283,15 @@ pub fn run_script(
                 if flow == Flow::Quit {
                     return (ScriptEnd::Quit, failures);
                 }
+                if stop {
+                    let msg = format!("{name}:{}: interrupted (Ctrl-C)", cmd.line);
+                    return (ScriptEnd::Failed(msg), failures + 1);
+                }
             }
             Err(e) => {
                 failures += 1;
                 let msg = format!("{name}:{}: error: {}", cmd.line, e.0);
-                if keep_going {
+                if keep_going && !stop {
                     eprint(&msg);
                 } else {
                     return (ScriptEnd::Failed(msg), failures);

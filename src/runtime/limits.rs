@@ -3,7 +3,7 @@
 //! number of events recorded. Set by `config max-iterations` and
 //! `config max-events`; process-wide, like the memory budget.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// Iterations one Loop or Scan node may run, by default.
 pub const DEFAULT_MAX_ITERATIONS: u64 = 10_000_000;
@@ -13,6 +13,24 @@ pub const DEFAULT_MAX_EVENTS: usize = 1_000_000;
 static MAX_ITERATIONS: AtomicU64 = AtomicU64::new(DEFAULT_MAX_ITERATIONS);
 static MAX_EVENTS: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_EVENTS);
 static DROPPED_EVENTS: AtomicUsize = AtomicUsize::new(0);
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Asks the running command to stop (Ctrl-C); async-signal-safe, so a
+/// SIGINT handler may call it. Runs stop between nodes and between Loop
+/// or Scan iterations; one kernel call is not cut short.
+pub fn interrupt() {
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
+/// Whether a stop was asked since the last [`clear_interrupt`].
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// Forgets an earlier Ctrl-C (before each command).
+pub fn clear_interrupt() {
+    INTERRUPTED.store(false, Ordering::Relaxed);
+}
 
 pub fn max_iterations() -> u64 {
     MAX_ITERATIONS.load(Ordering::Relaxed)
@@ -31,7 +49,11 @@ pub fn set_max_events(n: usize) {
 }
 
 /// Refuses iteration `i` (counted from 0) of a Loop or Scan past the bound.
+/// Also stops at a Ctrl-C.
 pub fn check_iteration(i: u64, what: &str) -> Result<(), String> {
+    if interrupted() {
+        return Err(format!("{what} interrupted (Ctrl-C) at iteration {i}"));
+    }
     let max = max_iterations();
     if i >= max {
         return Err(format!(

@@ -571,6 +571,12 @@ impl Plan {
             if cache.is_some() && self.const_step[si] {
                 continue;
             }
+            if super::limits::interrupted() {
+                return Err(KernelError(format!(
+                    "interrupted (Ctrl-C) before node {} ({})",
+                    step.index, step.op_type
+                )));
+            }
             let started = log.as_ref().map(|_| Instant::now());
             let produced = {
                 let mut args: Vec<Option<&Value>> = Vec::with_capacity(step.inputs.len());

@@ -45,14 +45,18 @@ pub fn check_shapes(
     bindings: &Bindings,
     produced: &[(String, Vec<usize>)],
 ) -> Vec<CheckRow> {
+    let index = report.index();
+    let extended = report.extend_bindings(bindings);
     produced
         .iter()
         .map(|(name, rt)| {
-            let inferred = report
-                .get(name)
+            let inferred = index
+                .get(name.as_str())
                 .and_then(|v| v.ty.shape())
                 .map(|d| d.to_vec());
-            let resolved = inferred.as_ref().map(|d| report.resolve(d, bindings));
+            let resolved = inferred
+                .as_ref()
+                .map(|d| InferReport::resolve_extended(d, &extended));
             let status = match &resolved {
                 Some(rv) if rv.len() != rt.len() => CheckStatus::Mismatch,
                 Some(rv)

@@ -66,33 +66,65 @@ impl InferReport {
             .find(|v| v.name == name && v.scope.is_empty())
     }
 
+    /// Top-level values by name, for many lookups (`get` scans).
+    pub fn index(&self) -> HashMap<&str, &ValueReport> {
+        let mut m = HashMap::with_capacity(self.values.len());
+        for v in self.values.iter().filter(|v| v.scope.is_empty()) {
+            m.entry(v.name.as_str()).or_insert(v);
+        }
+        m
+    }
+
     /// Bindings extended with every equation whose right side they resolve.
+    ///
+    /// Each equation is tried once, when its last unbound symbol gets a
+    /// value (in file order among those ready), so the cost is linear in
+    /// the equations' size rather than one pass per newly bound symbol.
     pub fn extend_bindings(&self, b: &Bindings) -> Bindings {
         let mut out = b.clone();
-        for _ in 0..self.equations.len().max(1) {
-            let mut changed = false;
-            for eq in &self.equations {
-                if out.contains_key(&eq.symbol) {
-                    continue;
-                }
-                if let Ok(v) = eq.expr.eval(&out) {
-                    out.insert(eq.symbol.clone(), v);
-                    changed = true;
+        let mut waiting: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut missing = vec![0usize; self.equations.len()];
+        let mut ready = BTreeSet::new();
+        for (i, eq) in self.equations.iter().enumerate() {
+            for sym in eq.expr.symbols() {
+                if !out.contains_key(&sym) {
+                    missing[i] += 1;
+                    waiting.entry(sym).or_default().push(i);
                 }
             }
-            if !changed {
-                break;
+            if missing[i] == 0 {
+                ready.insert(i);
+            }
+        }
+        while let Some(i) = ready.pop_first() {
+            let eq = &self.equations[i];
+            if out.contains_key(&eq.symbol) {
+                continue;
+            }
+            if let Ok(v) = eq.expr.eval(&out) {
+                out.insert(eq.symbol.clone(), v);
+                for j in waiting.remove(&eq.symbol).unwrap_or_default() {
+                    missing[j] -= 1;
+                    if missing[j] == 0 {
+                        ready.insert(j);
+                    }
+                }
             }
         }
         out
     }
 
+    /// A shape's dimensions evaluated with bindings already extended by
+    /// [`InferReport::extend_bindings`].
+    pub fn resolve_extended(dims: &[Dim], extended: &Bindings) -> Vec<Option<i64>> {
+        dims.iter()
+            .map(|d| d.as_ref().and_then(|e| e.eval(extended).ok()))
+            .collect()
+    }
+
     /// A shape's dimensions evaluated with the bindings (and equations).
     pub fn resolve(&self, dims: &[Dim], b: &Bindings) -> Vec<Option<i64>> {
-        let b = self.extend_bindings(b);
-        dims.iter()
-            .map(|d| d.as_ref().and_then(|e| e.eval(&b).ok()))
-            .collect()
+        Self::resolve_extended(dims, &self.extend_bindings(b))
     }
 }
 

@@ -711,19 +711,23 @@ pub fn tile(_: &NodeInfo) -> Result<Kernel, KernelError> {
         if reps.len() != x.rank() {
             bail!("repeats {reps:?} do not match rank {}", x.rank());
         }
-        let mut lists = Vec::with_capacity(reps.len());
-        for (&d, &r) in x.shape().iter().zip(&reps) {
+        let mut out_shape = Vec::with_capacity(reps.len());
+        for (a, (&d, &r)) in x.shape().iter().zip(&reps).enumerate() {
             if r < 0 {
                 bail!("negative repeat {r}");
             }
-            let n = d
-                .checked_mul(r as usize)
-                .filter(|&n| n <= MAX_ELEMS)
-                .ok_or_else(|| KernelError::new("tile too large"))?;
-            lists.push((0..n).map(|i| i % d.max(1)).collect::<Vec<_>>());
+            let n = d.checked_mul(r as usize).ok_or_else(|| {
+                KernelError::new(format!("axis {a}: {d} repeated {r} times overflows"))
+            })?;
+            out_shape.push(n);
         }
-        let out_shape: Vec<usize> = lists.iter().map(|l| l.len()).collect();
+        // the output and one source position per element
         crate::tensor::budget::check(&out_shape, x.dtype().alloc_bytes() + 8)?;
+        let lists: Vec<Vec<usize>> = out_shape
+            .iter()
+            .zip(x.shape())
+            .map(|(&n, &d)| (0..n).map(|i| i % d.max(1)).collect())
+            .collect();
         out1(gather_axes(x, &lists)?)
     }))
 }
@@ -943,9 +947,10 @@ pub fn range(_: &NodeInfo) -> Result<Kernel, KernelError> {
             }
             let (span, step) = if c < 0 { (a - b, -c) } else { (b - a, c) };
             let n = (span + step - 1).div_euclid(step).max(0);
-            if n as u128 > MAX_ELEMS as u128 {
+            let Ok(len) = usize::try_from(n) else {
                 bail!("Range has too many elements ({n})");
-            }
+            };
+            crate::tensor::budget::check(&[len], 16)?;
             let v: Vec<f64> = (0..n).map(|i| (a + i * c) as f64).collect();
             if dt == DataType::Int64 {
                 let v: Vec<i64> = (0..n).map(|i| (a + i * c) as i64).collect();
@@ -963,9 +968,10 @@ pub fn range(_: &NodeInfo) -> Result<Kernel, KernelError> {
             bail!("Range delta cannot be 0");
         }
         let n = ((b - a) / c).ceil().max(0.0);
-        if !n.is_finite() || n > MAX_ELEMS as f64 {
-            bail!("Range has too many elements");
+        if !n.is_finite() || n >= u64::MAX as f64 {
+            bail!("Range has too many elements ({n})");
         }
+        crate::tensor::budget::check(&[n as usize], 16)?;
         let n = n as usize;
         if dt == DataType::Float {
             let (a, c) = (a as f32, c as f32);
