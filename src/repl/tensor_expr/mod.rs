@@ -51,9 +51,6 @@ pub struct Env<'a> {
     pub base: &'a Path,
 }
 
-/// Largest tensor a constructor may build, in elements.
-const MAX_ELEMENTS: usize = 1 << 31;
-
 type R<T> = Result<T, String>;
 
 /// Evaluates a tensor expression.
@@ -102,16 +99,28 @@ fn dims(args: &[Arg], env: &Env, allow_neg1: bool) -> R<Vec<i64>> {
     Ok(out)
 }
 
+/// A constructor's shape, checked against the memory budget (the values
+/// are built in f64, then converted: 16 bytes per element at most).
 fn shape_usize(d: &[i64]) -> R<Vec<usize>> {
-    let mut total: usize = 1;
-    for &x in d {
-        total = usize::try_from(x)
-            .ok()
-            .and_then(|x| total.checked_mul(x))
-            .filter(|&t| t <= MAX_ELEMENTS)
-            .ok_or_else(|| format!("shape {d:?} is too large (limit {MAX_ELEMENTS} elements)"))?;
+    let sh = d
+        .iter()
+        .map(|&x| usize::try_from(x).map_err(|_| format!("dimension {x} is negative")))
+        .collect::<R<Vec<usize>>>()?;
+    crate::tensor::budget::check(&sh, BUILD_BYTES).map_err(|e| e.to_string())?;
+    Ok(sh)
+}
+
+/// Bytes per element while a constructor builds its tensor.
+const BUILD_BYTES: usize = 16;
+
+/// Checks a 1-D constructor length of `n` (a float count) against the budget.
+fn length(n: f64, what: &str) -> R<usize> {
+    if n.is_nan() || n >= u64::MAX as f64 {
+        return Err(format!("{what} has too many elements ({n})"));
     }
-    Ok(d.iter().map(|&x| x as usize).collect())
+    let n = n.max(0.0) as usize;
+    crate::tensor::budget::check(&[n], BUILD_BYTES).map_err(|e| format!("{what}: {e}"))?;
+    Ok(n)
 }
 
 /// A number argument: a numeric literal, or a dimension expression.
@@ -172,10 +181,7 @@ fn constructor(name: &str, args: &[Arg], env: &mut Env) -> R<Tensor> {
                     return Err("arange step must not be 0".into());
                 }
                 let span = (stop as i128 - start as i128) as f64 / step as f64;
-                let n = span.ceil().max(0.0);
-                if n > MAX_ELEMENTS as f64 {
-                    return Err("arange is too large".into());
-                }
+                let n = length(span.ceil(), "arange")?;
                 let v: Vec<i64> = (0..n as i64).map(|i| start + i * step).collect();
                 return Tensor::from_vec(&[v.len()], v).map_err(|e| e.0);
             }
@@ -189,11 +195,8 @@ fn constructor(name: &str, args: &[Arg], env: &mut Env) -> R<Tensor> {
             if step == 0.0 {
                 return Err("arange step must not be 0".into());
             }
-            let n = ((stop - start) / step).ceil().max(0.0);
-            if n.is_nan() || n > MAX_ELEMENTS as f64 {
-                return Err("arange is too large".into());
-            }
-            let v: Vec<f64> = (0..n as usize).map(|i| start + i as f64 * step).collect();
+            let n = length(((stop - start) / step).ceil(), "arange")?;
+            let v: Vec<f64> = (0..n).map(|i| start + i as f64 * step).collect();
             f64_tensor(&[v.len()], v)
         }
         "zeros" | "ones" | "rand" | "randn" => {
@@ -609,7 +612,10 @@ mod tests {
         assert!(ev("rand(M)").unwrap_err().contains("M"));
         assert!(ev("zeros(100000, 100000, 100000)")
             .unwrap_err()
-            .contains("too large"));
+            .contains("over the memory budget"));
+        assert!(ev("arange(0, 1e300)")
+            .unwrap_err()
+            .contains("arange has too many elements"));
         assert!(ev("arange(8).reshape(3, 3)").is_err());
         assert!(ev("foo(1)").unwrap_err().contains("unknown function"));
         assert!(ev("[1, 2").is_err());
