@@ -159,7 +159,12 @@ impl Session {
     /// Runs one command line (which may span lines) and returns its output.
     pub fn execute(&mut self, line: &str) -> Result<(String, Flow), CmdError> {
         self.out.clear();
-        let flow = commands::dispatch(self, line)?;
+        // the last line of defence: a bug that panics ends this command
+        // with an error, not the session
+        let flow = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            commands::dispatch(self, line)
+        }))
+        .unwrap_or_else(|p| Err(CmdError(internal_error(p.as_ref()))))?;
         Ok((std::mem::take(&mut self.out), flow))
     }
 
@@ -305,4 +310,10 @@ pub fn run_script(
 /// Reads a script file, refusing what is not a readable text file.
 pub fn read_script(path: &Path) -> Result<String, CmdError> {
     crate::files::read_text(path).map_err(|e| CmdError(format!("{}: {e}", path.display())))
+}
+
+/// The message for a panic caught at a command boundary.
+fn internal_error(payload: &(dyn std::any::Any + Send)) -> String {
+    let what = crate::runtime::limits::panic_message(payload);
+    format!("internal error: {what} (a bug in onnx-light: please report it; the session goes on)")
 }

@@ -61,7 +61,12 @@ pub fn run_case(dir: &Path) -> CaseResult {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    match run_case_inner(dir) {
+    // a case that panics (a bug) fails alone; the run goes on
+    let result = std::panic::catch_unwind(|| run_case_inner(dir)).unwrap_or_else(|p| {
+        let what = super::limits::panic_message(p.as_ref());
+        Err(format!("internal error: {what} (a bug in onnx-light)"))
+    });
+    match result {
         Ok(()) => CaseResult {
             name,
             passed: true,

@@ -73,6 +73,15 @@ pub fn take_dropped_events() -> usize {
     DROPPED_EVENTS.swap(0, Ordering::Relaxed)
 }
 
+/// What a caught panic said (its `&str` or `String` payload).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
