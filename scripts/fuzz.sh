@@ -8,7 +8,9 @@
 # flags cargo-fuzz would pass on nightly (AddressSanitizer + SanitizerCoverage).
 # The corpus grows in fuzz/corpus/TARGET (not committed), starting from
 # fuzz/seeds/TARGET; crashes land in fuzz/artifacts/TARGET and make this
-# script fail. A crash found becomes a regression test under tests/.
+# script fail. Every crash found is kept in fuzz/regressions/TARGET: those
+# inputs run first (and by `cargo test`, in tests/fuzz_regressions.rs).
+# SECONDS=0 runs the regressions only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:?usage: scripts/fuzz.sh TARGET [SECONDS]}
@@ -32,6 +34,11 @@ seeds=()
 if [ "$target" = proto_load ]; then
   find tests/fixtures -name '*.onnx' -size -64k -exec cp -n {} "$corpus/" \; 2>/dev/null || true
 fi
-ASAN_OPTIONS=detect_leaks=0 "$bin" "$corpus" "${seeds[@]}" \
+export ASAN_OPTIONS=detect_leaks=0
+if compgen -G "fuzz/regressions/$target/*" >/dev/null; then
+  "$bin" -rss_limit_mb=4096 -timeout=20 fuzz/regressions/"$target"/*
+fi
+[ "$secs" = 0 ] && exit 0
+"$bin" "$corpus" "${seeds[@]}" \
   -artifact_prefix="$artifacts/" -max_total_time="$secs" -rss_limit_mb=4096 \
   -timeout=20 -max_len=65536 -print_final_stats=1

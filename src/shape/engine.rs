@@ -181,8 +181,12 @@ fn sym_value_of(t: &crate::proto::TensorProto) -> Option<SymValue> {
     if !dt.is_int() && dt != DataType::Bool {
         return None;
     }
-    let n: i64 = t.dims.iter().product();
-    if n < 0 || n as usize > MAX_TRACKED {
+    // dims come from the file: checked, as a product may overflow
+    let n = t
+        .dims
+        .iter()
+        .try_fold(1i64, |a, &d| if d < 0 { None } else { a.checked_mul(d) })?;
+    if n as usize > MAX_TRACKED {
         return None;
     }
     let tensor = tensor::from_proto(t).ok()?;
