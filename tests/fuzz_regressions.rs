@@ -90,10 +90,13 @@ fn command_line(data: &[u8]) {
     }
 }
 
+/// One fuzz target's steps.
+type Target = fn(&[u8]);
+
 #[test]
 fn fuzz_crashes_stay_fixed() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
-    let targets: [(&str, fn(&[u8])); 5] = [
+    let targets: [(&str, Target); 5] = [
         ("proto_load", proto_load),
         ("text_parse", text_parse),
         ("dim_expr", dim_expr),

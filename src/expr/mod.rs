@@ -24,19 +24,29 @@
 //!
 //! # Arithmetic and overflow
 //!
-//! [`Expr::eval`] computes with 128-bit checked intermediates and fails when
-//! the final value does not fit in an `i64` (or a 128-bit intermediate
-//! overflows); it never panics. Division or modulo by zero is an error.
-//! Simplification and the builders never panic either: when folding constants
-//! would overflow an `i64`, the affected sum or product is left unfolded (its
-//! children are still simplified), so e.g. `9223372036854775807+1` parses but
-//! evaluates to an overflow error.
+//! Values are exact integers: [`Expr::eval`] computes in `i128` and, when
+//! an intermediate leaves that range, again in big integers, so the only
+//! overflow is a final value that does not fit in an `i64` (the error
+//! `integer overflow`). `(9223372036854775807*9223372036854775807)*(M-M)`
+//! is `0`. Division or modulo by zero is an error; nothing panics.
 //!
-//! Simplification preserves the value under every binding for which the
-//! original evaluates, with one caveat: expanding products (`(N-M)*K` into
-//! `K*N-K*M`) can create intermediates beyond the 128-bit range when symbols
-//! are bound near the `i64` limits, in which case the simplified form
-//! reports an overflow that the original did not.
+//! Simplification keeps that meaning: `eval(simplify(e))` equals
+//! `eval(e)` for every binding, errors included, with one documented
+//! exception. Coefficients are `i64`; when folding a sum or product would
+//! overflow them, that part is kept unfolded (still exact, since
+//! evaluation is), and a constant part is folded by its exact value when
+//! that fits. A divisor that is zero whatever the symbols (`N//0`,
+//! `N%(M-M)`) makes the expression fail: the simplifier then cancels and
+//! drops nothing around it (`N//0 - N//0` stays an error, not `0`).
+//!
+//! The exception: a divisor that depends on symbols is assumed nonzero.
+//! Shape arithmetic needs `2*N//N` to be `2` and `(N*M)//M` to be `N`,
+//! although with `N = 0` (or `M = 0`) the original divides by zero; the
+//! simplified form then gives a value where the original fails. No other
+//! rewrite turns an error into a value or changes a value. The property
+//! tests in `tests.rs` check exactly this (skipping bindings where a
+//! symbolic divisor is zero); `cargo test --release -- --ignored wide_`
+//! runs the wide random search.
 
 mod eval;
 mod parse;

@@ -147,10 +147,6 @@ impl Poly {
         self.scale(-1)
     }
 
-    pub fn sub(&self, o: &Poly) -> Option<Poly> {
-        self.add(&o.neg()?)
-    }
-
     pub fn mul(&self, o: &Poly) -> Option<Poly> {
         let mut out = Poly::zero();
         for (ka, ca) in &self.terms {

@@ -52,35 +52,297 @@ fn make_div(kind: DivKind, a: Expr, b: Expr) -> Expr {
     }
 }
 
-pub(crate) fn simplify(e: &Expr) -> Expr {
-    match to_poly(e) {
-        Some(p) => p.to_expr(),
-        None => settle(fallback(e)).1,
-    }
+/// Why an expression has no polynomial form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    /// Folding a sum or product overflowed `i64` coefficients: the affected
+    /// part is kept as it is (still exact, as evaluation is).
+    Overflow,
+    /// A division or modulo by a divisor that is zero whatever the symbols:
+    /// the expression always fails, so nothing is cancelled or dropped
+    /// (`N//0 - N//0` must not become `0`).
+    ZeroDivisor,
 }
 
-/// A fallback result whose polynomial no longer overflows (the overflow was
-/// in literals that cancel) gets the canonical form after all.
-fn settle(f: Expr) -> (Option<Poly>, Expr) {
-    match to_poly(&f) {
-        Some(p) => {
-            let s = p.to_expr();
-            (Some(p), s)
+type Simplified = Result<Poly, Stop>;
+
+/// What simplifying one node gives. Each node is simplified once, bottom
+/// up: a parent reuses its children's results (simplifying a child again
+/// would cost time exponential in the depth).
+enum Out {
+    /// The node's polynomial.
+    Poly(Poly),
+    /// No polynomial: why, and the simplified tree.
+    Stuck { stop: Stop, expr: Expr },
+}
+
+impl Out {
+    fn expr(&self) -> Expr {
+        match self {
+            Out::Poly(p) => p.to_expr(),
+            Out::Stuck { expr, .. } => expr.clone(),
         }
-        None => (None, f),
+    }
+
+    fn into_parts(self) -> (Simplified, Expr) {
+        match self {
+            Out::Poly(p) => {
+                let e = p.to_expr();
+                (Ok(p), e)
+            }
+            Out::Stuck { stop, expr, .. } => (Err(stop), expr),
+        }
+    }
+
+    fn stop(&self) -> Option<Stop> {
+        match self {
+            Out::Poly(_) => None,
+            Out::Stuck { stop, .. } => Some(*stop),
+        }
+    }
+
+    fn stuck(stop: Stop, expr: Expr) -> Out {
+        Out::Stuck { stop, expr }
     }
 }
 
-/// The structural simplification used when folding a sum or product
-/// overflows: children are simplified, nested sums (products) are spliced,
-/// and integer literals are folded as far as possible without overflow.
-/// Other terms are not combined.
-fn fallback(e: &Expr) -> Expr {
-    let (xs, is_add) = match e {
-        Expr::Add(xs) => (xs, true),
-        Expr::Mul(xs) => (xs, false),
-        _ => return e.clone(),
+pub(crate) fn simplify(e: &Expr) -> Expr {
+    match node(e) {
+        Out::Poly(p) => p.to_expr(),
+        Out::Stuck { expr, .. } => expr,
+    }
+}
+
+/// A child's polynomial (or why it has none) and simplified form.
+fn child(e: &Expr) -> (Simplified, Expr) {
+    node(e).into_parts()
+}
+
+/// An expression without symbols whose folding overflowed `i64`: its exact
+/// value when that fits (`Ok`), `Err(ZeroDivisor)` when it divides by zero,
+/// `None` when it has symbols or its value does not fit.
+fn exact_constant(e: &Expr) -> Option<Result<i64, Stop>> {
+    if !e.symbols().is_empty() {
+        return None;
+    }
+    match e.eval(&Default::default()) {
+        Ok(v) => Some(Ok(v)),
+        Err(err) if err.message == "integer overflow" => None,
+        Err(_) => Some(Err(Stop::ZeroDivisor)),
+    }
+}
+
+/// A stuck node after an overflow: folded by its exact value when it has
+/// no symbols and that value fits.
+fn settle_overflow(out: Out) -> Out {
+    match &out {
+        Out::Stuck {
+            stop: Stop::Overflow,
+            expr,
+        } => match exact_constant(expr) {
+            Some(Ok(v)) => Out::Poly(Poly::constant(v)),
+            Some(Err(stop)) => Out::stuck(stop, expr.clone()),
+            None => out,
+        },
+        _ => out,
+    }
+}
+
+/// The sum of polynomials, adding terms in place (linear in their size).
+fn sum(polys: &[Poly]) -> Option<Poly> {
+    let mut acc = Poly::zero();
+    for p in polys {
+        for (k, c) in &p.terms {
+            acc.add_term(k.clone(), *c)?;
+        }
+    }
+    Some(acc)
+}
+
+/// The product of polynomials: single-term factors are multiplied by
+/// collecting their atoms and sorting once, then the sums are multiplied.
+fn product(polys: &[Poly]) -> Option<Poly> {
+    if polys.iter().any(Poly::is_zero) {
+        return Some(Poly::zero());
+    }
+    let mut coef: i64 = 1;
+    let mut atoms: Vec<Expr> = Vec::new();
+    let mut sums: Vec<&Poly> = Vec::new();
+    for p in polys {
+        match p.single_term() {
+            Some((k, c)) => {
+                coef = coef.checked_mul(c)?;
+                atoms.extend(k.iter().cloned());
+            }
+            None => sums.push(p),
+        }
+    }
+    atoms.sort();
+    let mut acc = Poly::zero();
+    acc.add_term(atoms, coef)?;
+    for p in sums {
+        acc = acc.mul(p)?;
+    }
+    Some(acc)
+}
+
+/// Simplifies one node, its children once each.
+fn node(e: &Expr) -> Out {
+    match e {
+        Expr::Int(v) => Out::Poly(Poly::constant(*v)),
+        Expr::Sym(_) => Out::Poly(Poly::atom(e.clone())),
+        Expr::Add(xs) => settle_overflow(sum_or_product(true, xs)),
+        Expr::Mul(xs) => settle_overflow(sum_or_product(false, xs)),
+        Expr::FloorDiv(a, b) => div_like(DivKind::Floor, a, b),
+        Expr::CeilDiv(a, b) => div_like(DivKind::Ceil, a, b),
+        Expr::Mod(a, b) => div_like(DivKind::Mod, a, b),
+        Expr::Max(xs) => extremum(true, xs),
+        Expr::Min(xs) => extremum(false, xs),
+    }
+}
+
+fn sum_or_product(is_add: bool, xs: &[Expr]) -> Out {
+    let outs: Vec<Out> = xs.iter().map(node).collect();
+    // a zero divisor anywhere decides; exact values make a zero factor win
+    // over an overflow elsewhere
+    let stop = if outs.iter().any(|o| o.stop() == Some(Stop::ZeroDivisor)) {
+        Some(Stop::ZeroDivisor)
+    } else if !is_add
+        && outs
+            .iter()
+            .any(|o| matches!(o, Out::Poly(p) if p.is_zero()))
+    {
+        return Out::Poly(Poly::zero());
+    } else if outs.iter().any(|o| o.stop().is_some()) {
+        Some(Stop::Overflow)
+    } else {
+        None
     };
+    if stop.is_none() {
+        let polys: Vec<Poly> = outs
+            .iter()
+            .filter_map(|o| match o {
+                Out::Poly(p) => Some(p.clone()),
+                Out::Stuck { .. } => None,
+            })
+            .collect();
+        let combined = if is_add { sum(&polys) } else { product(&polys) };
+        if let Some(p) = combined {
+            return Out::Poly(p);
+        }
+    }
+    stuck_sum_or_product(is_add, stop.unwrap_or(Stop::Overflow), outs)
+}
+
+/// A sum (product) without a polynomial: the items that have one are
+/// combined into one polynomial (when that does not overflow), and the
+/// others follow it unchanged; nested sums (products) are spliced (their
+/// items looked at once more, which costs their size per level of nesting,
+/// never more).
+fn stuck_sum_or_product(is_add: bool, stop: Stop, outs: Vec<Out>) -> Out {
+    let neutral = if is_add {
+        Poly::zero()
+    } else {
+        Poly::constant(1)
+    };
+    let mut poly = Some(neutral.clone());
+    let mut rest: Vec<Expr> = Vec::new();
+    // every item, for the overflow path
+    let mut items: Vec<Expr> = Vec::new();
+    let mut take = |o: Out, poly: &mut Option<Poly>, rest: &mut Vec<Expr>| match o {
+        Out::Poly(p) => {
+            items.push(p.to_expr());
+            *poly = poly
+                .take()
+                .and_then(|acc| if is_add { acc.add(&p) } else { acc.mul(&p) });
+        }
+        Out::Stuck { expr, .. } => {
+            items.push(expr.clone());
+            rest.push(expr);
+        }
+    };
+    for o in outs {
+        match o {
+            Out::Stuck {
+                expr: Expr::Add(v), ..
+            } if is_add => v.iter().for_each(|x| take(node(x), &mut poly, &mut rest)),
+            Out::Stuck {
+                expr: Expr::Mul(v), ..
+            } if !is_add => v.iter().for_each(|x| take(node(x), &mut poly, &mut rest)),
+            o => take(o, &mut poly, &mut rest),
+        }
+    }
+    let make = |v: Vec<Expr>| match v.len() {
+        0 => Expr::Int(if is_add { 0 } else { 1 }),
+        1 => v.into_iter().next().unwrap_or(Expr::Int(0)),
+        _ if is_add => Expr::Add(v),
+        _ => Expr::Mul(v),
+    };
+    let expr = match poly {
+        Some(p) => {
+            let mut out = Vec::with_capacity(rest.len() + 1);
+            if p != neutral {
+                match (p.to_expr(), is_add) {
+                    (Expr::Add(v), true) | (Expr::Mul(v), false) => out.extend(v),
+                    (x, _) => out.push(x),
+                }
+            }
+            out.extend(rest);
+            make(out)
+        }
+        None => make(fold_literals(is_add, items)),
+    };
+    Out::stuck(stop, expr)
+}
+
+fn div_like(kind: DivKind, a: &Expr, b: &Expr) -> Out {
+    let (oa, ob) = (node(a), node(b));
+    let (ea, eb) = (oa.expr(), ob.expr());
+    if oa.stop() == Some(Stop::ZeroDivisor)
+        || ob.stop() == Some(Stop::ZeroDivisor)
+        || matches!(&ob, Out::Poly(pb) if pb.is_zero())
+    {
+        return Out::stuck(Stop::ZeroDivisor, make_div(kind, ea, eb));
+    }
+    // a divisor without symbols that is not a plain literal (constants
+    // beyond i64 inside): its exact value says whether it is zero
+    if !matches!(&ob, Out::Poly(pb) if pb.as_const().is_some())
+        && eb.symbols().is_empty()
+        && matches!(exact_constant(&eb), Some(Ok(0)) | Some(Err(_)))
+    {
+        return Out::stuck(Stop::ZeroDivisor, make_div(kind, ea, eb));
+    }
+    match (oa, ob) {
+        (Out::Poly(pa), Out::Poly(pb)) if pa.as_const().is_some() && pb.as_const().is_some() => {
+            match div_rules(kind, &pa, &pb) {
+                Some(p) => Out::Poly(p),
+                None => exact_or_atom(make_div(kind, ea, eb)),
+            }
+        }
+        // constants beyond i64 inside (no symbols): the exact value decides
+        _ if ea.symbols().is_empty() && eb.symbols().is_empty() => {
+            exact_or_atom(make_div(kind, ea, eb))
+        }
+        (Out::Poly(pa), Out::Poly(pb)) => Out::Poly(
+            div_rules(kind, &pa, &pb).unwrap_or_else(|| Poly::atom(make_div(kind, ea, eb))),
+        ),
+        _ => Out::Poly(Poly::atom(make_div(kind, ea, eb))),
+    }
+}
+
+/// A division without symbols: its exact value when that fits `i64`, an
+/// error kept when it divides by zero, else the atom itself.
+fn exact_or_atom(d: Expr) -> Out {
+    match exact_constant(&d) {
+        Some(Ok(v)) => Out::Poly(Poly::constant(v)),
+        Some(Err(stop)) => Out::stuck(stop, d),
+        None => Out::Poly(Poly::atom(d)),
+    }
+}
+
+/// The overflow path of a sum (product): integer literals are folded as
+/// far as possible without overflow; other items are not combined.
+fn fold_literals(is_add: bool, items: Vec<Expr>) -> Vec<Expr> {
     let fold = |a: i64, b: i64| {
         if is_add {
             a.checked_add(b)
@@ -90,16 +352,10 @@ fn fallback(e: &Expr) -> Expr {
     };
     let mut consts: Vec<i64> = Vec::new();
     let mut others = Vec::new();
-    for x in xs {
-        let items = match (simplify(x), is_add) {
-            (Expr::Add(inner), true) | (Expr::Mul(inner), false) => inner,
-            (s, _) => vec![s],
-        };
-        for item in items {
-            match item {
-                Expr::Int(v) => consts.push(v),
-                other => others.push(other),
-            }
+    for item in items {
+        match item {
+            Expr::Int(v) => consts.push(v),
+            other => others.push(other),
         }
     }
     // Fold each literal into the first earlier one it combines with, until
@@ -120,76 +376,18 @@ fn fallback(e: &Expr) -> Expr {
     }
     let neutral = if is_add { 0 } else { 1 };
     consts.retain(|&c| c != neutral);
-    let mut items: Vec<Expr> = if is_add {
+    if is_add {
         others
             .into_iter()
             .chain(consts.into_iter().map(Expr::Int))
             .collect()
     } else {
         consts.into_iter().map(Expr::Int).chain(others).collect()
-    };
-    match items.len() {
-        0 => Expr::Int(neutral),
-        1 => items.pop().unwrap_or(Expr::Int(neutral)),
-        _ if is_add => Expr::Add(items),
-        _ => Expr::Mul(items),
     }
-}
-
-/// A child's polynomial (`None` when it overflowed) and simplified form.
-fn child(e: &Expr) -> (Option<Poly>, Expr) {
-    match to_poly(e) {
-        Some(p) => {
-            let s = p.to_expr();
-            (Some(p), s)
-        }
-        None => settle(fallback(e)),
-    }
-}
-
-/// The polynomial of `e`, with non-polynomial sub-expressions simplified
-/// into atoms; `None` when a sum or product overflows.
-fn to_poly(e: &Expr) -> Option<Poly> {
-    match e {
-        Expr::Int(v) => Some(Poly::constant(*v)),
-        Expr::Sym(_) => Some(Poly::atom(e.clone())),
-        Expr::Add(xs) => {
-            let mut acc = Poly::zero();
-            for x in xs {
-                acc = acc.add(&to_poly(x)?)?;
-            }
-            Some(acc)
-        }
-        Expr::Mul(xs) => {
-            let mut acc = Poly::constant(1);
-            for x in xs {
-                acc = acc.mul(&to_poly(x)?)?;
-            }
-            Some(acc)
-        }
-        Expr::FloorDiv(a, b) => Some(div_like(DivKind::Floor, a, b)),
-        Expr::CeilDiv(a, b) => Some(div_like(DivKind::Ceil, a, b)),
-        Expr::Mod(a, b) => Some(div_like(DivKind::Mod, a, b)),
-        Expr::Max(xs) => Some(extremum(true, xs)),
-        Expr::Min(xs) => Some(extremum(false, xs)),
-    }
-}
-
-fn div_like(kind: DivKind, a: &Expr, b: &Expr) -> Poly {
-    let (pa, ea) = child(a);
-    let (pb, eb) = child(b);
-    let rules = match (pa, pb) {
-        (Some(pa), Some(pb)) => div_rules(kind, &pa, &pb),
-        _ => None,
-    };
-    rules.unwrap_or_else(|| Poly::atom(make_div(kind, ea, eb)))
 }
 
 /// Simplifies `pa op pb`; `None` (leave the atom as it is) on overflow.
 fn div_rules(kind: DivKind, pa: &Poly, pb: &Poly) -> Option<Poly> {
-    if pb.is_zero() {
-        return Some(Poly::atom(make_div(kind, pa.to_expr(), Expr::Int(0))));
-    }
     if let (Some(x), Some(y)) = (pa.as_const(), pb.as_const()) {
         return fold_div_i64(kind, x, y).map(Poly::constant);
     }
@@ -266,10 +464,25 @@ fn remainder_atom(kind: DivKind, mut r: Poly, pb: &Poly) -> Option<Poly> {
     Some(Poly::atom(make_div(kind, r.to_expr(), pb.to_expr())))
 }
 
+/// `a - b` when it is a constant, computed exactly (so the answer does not
+/// depend on which of the two comes first).
+fn const_difference(a: &Poly, b: &Poly) -> Option<i128> {
+    let same = |x: &Poly, y: &Poly| {
+        x.terms
+            .iter()
+            .all(|(k, c)| k.is_empty() || y.terms.get(k) == Some(c))
+    };
+    if !same(a, b) || !same(b, a) {
+        return None;
+    }
+    let constant = |p: &Poly| i128::from(p.terms.get(&Vec::new()).copied().unwrap_or(0));
+    Some(constant(a) - constant(b))
+}
+
 /// `Max` (or `Min`) of the arguments: nested calls are flattened, constants
 /// folded, and an argument is dropped when it differs from another by a
 /// constant in the losing direction (so duplicates go too).
-fn extremum(is_max: bool, xs: &[Expr]) -> Poly {
+fn extremum(is_max: bool, xs: &[Expr]) -> Out {
     let make = |args: Vec<Expr>| {
         if is_max {
             Expr::Max(args)
@@ -278,15 +491,33 @@ fn extremum(is_max: bool, xs: &[Expr]) -> Poly {
         }
     };
     if xs.is_empty() {
-        return Poly::atom(make(Vec::new()));
+        return Out::Poly(Poly::atom(make(Vec::new())));
+    }
+    let outs: Vec<Out> = xs.iter().map(node).collect();
+    if outs.iter().any(|o| o.stop() == Some(Stop::ZeroDivisor)) {
+        return Out::stuck(
+            Stop::ZeroDivisor,
+            make(outs.iter().map(Out::expr).collect()),
+        );
+    }
+    // constants beyond i64 inside and no symbols: the exact value decides
+    if outs.iter().any(|o| o.stop().is_some()) {
+        let whole = make(outs.iter().map(Out::expr).collect());
+        if whole.symbols().is_empty() {
+            return exact_or_atom(whole);
+        }
     }
     let mut args: Vec<(Option<Poly>, Expr)> = Vec::new();
-    for x in xs {
-        let (p, e) = child(x);
+    for o in outs {
+        let (p, e) = o.into_parts();
         match e {
-            Expr::Max(inner) if is_max => args.extend(inner.into_iter().map(|i| (to_poly(&i), i))),
-            Expr::Min(inner) if !is_max => args.extend(inner.into_iter().map(|i| (to_poly(&i), i))),
-            e => args.push((p, e)),
+            Expr::Max(inner) if is_max => {
+                args.extend(inner.into_iter().map(|i| (child(&i).0.ok(), i)))
+            }
+            Expr::Min(inner) if !is_max => {
+                args.extend(inner.into_iter().map(|i| (child(&i).0.ok(), i)))
+            }
+            e => args.push((p.ok(), e)),
         }
     }
     let mut alive = vec![true; args.len()];
@@ -296,10 +527,7 @@ fn extremum(is_max: bool, xs: &[Expr]) -> Poly {
                 continue;
             }
             let diff = match (&args[i], &args[j]) {
-                ((Some(pi), _), (Some(pj), _)) => match (pi.as_const(), pj.as_const()) {
-                    (Some(ci), Some(cj)) => Some((ci.cmp(&cj)) as i64),
-                    _ => pi.sub(pj).and_then(|d| d.as_const()),
-                },
+                ((Some(pi), _), (Some(pj), _)) => const_difference(pi, pj),
                 ((None, ei), (None, ej)) if ei == ej => Some(0),
                 _ => None,
             };
@@ -320,10 +548,10 @@ fn extremum(is_max: bool, xs: &[Expr]) -> Poly {
         .collect();
     if kept.len() == 1 {
         let (p, e) = kept.pop().unwrap_or((None, Expr::Int(0)));
-        return p.unwrap_or_else(|| Poly::atom(e));
+        return Out::Poly(p.unwrap_or_else(|| Poly::atom(e)));
     }
     let mut exprs: Vec<Expr> = kept.into_iter().map(|(_, e)| e).collect();
     exprs.sort();
     exprs.dedup();
-    Poly::atom(make(exprs))
+    Out::Poly(Poly::atom(make(exprs)))
 }

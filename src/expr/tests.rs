@@ -1,9 +1,37 @@
 use super::*;
 use proptest::prelude::*;
-use proptest::test_runner::FileFailurePersistence;
+use proptest::test_runner::{FileFailurePersistence, RngSeed, TestCaseError};
 
-/// Proptest settings; failing cases are saved next to this file.
+/// The seed property tests use unless `PROPTEST_RNG_SEED` says otherwise,
+/// so a run of `cargo test` (and CI) is reproducible.
+const SEED: u64 = 0x0_4e4e_7817;
+
+/// Proptest settings: a fixed seed by default; failing cases are saved in
+/// `proptest-regressions/` (committed) and replayed first.
 fn config(cases: u32) -> ProptestConfig {
+    let base = ProptestConfig::default();
+    let rng_seed = match base.rng_seed {
+        RngSeed::Random => RngSeed::Fixed(SEED),
+        fixed => fixed,
+    };
+    ProptestConfig {
+        cases,
+        rng_seed,
+        failure_persistence: Some(Box::new(FileFailurePersistence::SourceParallel(
+            "proptest-regressions",
+        ))),
+        ..base
+    }
+}
+
+/// Settings for the wide searches (`cargo test --release -- --ignored
+/// wide_`): a random seed (or `PROPTEST_RNG_SEED`) and `PROPTEST_CASES`
+/// cases (default 1,000,000).
+fn wide() -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
     ProptestConfig {
         cases,
         failure_persistence: Some(Box::new(FileFailurePersistence::SourceParallel(
@@ -11,6 +39,46 @@ fn config(cases: u32) -> ProptestConfig {
         ))),
         ..ProptestConfig::default()
     }
+}
+
+/// True when a divisor of `e` that depends on symbols is zero under `b`:
+/// the simplifier assumes such divisors nonzero (`2*N//N` is `2`), so
+/// there the simplified form may give a value where `e` fails.
+fn symbolic_divisor_is_zero(e: &Expr, b: &Bindings) -> bool {
+    match e {
+        Expr::Int(_) | Expr::Sym(_) => false,
+        Expr::Add(xs) | Expr::Mul(xs) | Expr::Max(xs) | Expr::Min(xs) => {
+            xs.iter().any(|x| symbolic_divisor_is_zero(x, b))
+        }
+        Expr::FloorDiv(x, y) | Expr::Mod(x, y) | Expr::CeilDiv(x, y) => {
+            (!y.symbols().is_empty() && y.eval(b) == Ok(0))
+                || symbolic_divisor_is_zero(x, b)
+                || symbolic_divisor_is_zero(y, b)
+        }
+    }
+}
+
+/// `e` and its simplified form `s` agree under `b`: the same value, or
+/// both an error (unless a symbolic divisor is zero, see above).
+fn agree(e: &Expr, s: &Expr, b: &Bindings) -> Result<(), TestCaseError> {
+    if symbolic_divisor_is_zero(e, b) {
+        return Ok(());
+    }
+    let (ve, vs) = (e.eval(b), s.eval(b));
+    match (&ve, &vs) {
+        (Ok(x), Ok(y)) => prop_assert_eq!(x, y, "e = {} ; s = {} ; b = {:?}", e, s, b),
+        (Err(_), Err(_)) => {}
+        _ => prop_assert!(
+            false,
+            "e = {} gives {:?} ; s = {} gives {:?} ; b = {:?}",
+            e,
+            ve,
+            s,
+            vs,
+            b
+        ),
+    }
+    Ok(())
 }
 
 fn p(s: &str) -> Expr {
@@ -284,6 +352,71 @@ fn overflow_regressions() {
 }
 
 #[test]
+fn exact_arithmetic_regressions() {
+    // issue 17: folding the overflowing product must not change the value
+    let e = p("(9223372036854775807*9223372036854775807)*(-9223372036854775808*M+M)");
+    let m0 = binds(&[("M", 0)]);
+    assert_eq!(e.eval(&m0), Ok(0));
+    assert_eq!(e.simplify().eval(&m0), Ok(0));
+    let raw =
+        parse::parse_raw("(9223372036854775807*9223372036854775807)*(-9223372036854775808*M+M)")
+            .expect("parses");
+    assert_eq!(raw.eval(&m0), Ok(0));
+    assert!(raw.eval(&binds(&[("M", 1)])).is_err());
+    // intermediates beyond 128 bits, a final value that fits
+    let e = p("9223372036854775807*9223372036854775807*9223372036854775807//(9223372036854775807*9223372036854775807)");
+    assert_eq!(e.eval(&Bindings::new()), Ok(i64::MAX));
+    // a constant zero divisor is an error that cancelling does not hide
+    for text in [
+        "N//0-N//0",
+        "0*(1//0)",
+        "(M%0)*0+1",
+        "Max(N, N//(M-M))",
+        "N-N+CeilToInt(1, 0)",
+    ] {
+        let e = p(text);
+        let raw = parse::parse_raw(text).expect("parses");
+        let b = binds(&[("N", 3), ("M", 2)]);
+        assert!(raw.eval(&b).is_err(), "{text}");
+        assert!(e.eval(&b).is_err(), "{text} simplified to {e}");
+        assert_eq!(e.simplify(), e, "{text}");
+        assert_eq!(p(&e.to_string()), e, "{text}");
+    }
+}
+
+#[test]
+fn deep_chains_with_a_zero_divisor_simplify_once_per_node() {
+    // each level used to simplify its child twice: 2^depth work (found by
+    // fuzzing dim_expr)
+    let text = format!("N//0{}", "*M%K".repeat(60));
+    let e = p(&text);
+    assert!(e.eval(&binds(&[("N", 1), ("M", 2), ("K", 3)])).is_err());
+    assert_eq!(e.simplify(), e);
+    let fuzzed = "-------tT//_\n\n*M*M*MT//_MF%FHt//-0%nn_F%F%F\n\n*M*M%_F*M%_F%M*M*M*M*M%_F%_F%_F*M%_F%FHt//_F%F%F\n//_F%_F%Ht//_M*M*M*M%_F%_F%_F*M%_F%M*M*M*M*M%_F%_Fnnn%_F*M%_nnnnnnnnFnnj%M";
+    let e = p(fuzzed);
+    assert_eq!(e.simplify(), e);
+}
+
+#[test]
+fn big_sums_and_products_simplify() {
+    let n = 100_000;
+    let text: Vec<String> = (0..n).map(|i| format!("S{i}")).collect();
+    let e = p(&text.join("*"));
+    assert_eq!(e.symbols().len(), n);
+    let b: Bindings = (0..n).map(|i| (format!("S{i}"), 1)).collect();
+    assert_eq!(e.eval(&b), Ok(1));
+    let e = p(&vec!["N"; n].join("*"));
+    assert_eq!(e.eval(&binds(&[("N", 1)])), Ok(1));
+    let m = 20_000;
+    let text: Vec<String> = (0..m).map(|i| format!("T{i}")).collect();
+    let e = p(&(text.join("+") + "-" + &text.join("-")));
+    assert_eq!(e, Expr::Int(0));
+    let e = p(&text.join("+"));
+    let b: Bindings = (0..m).map(|i| (format!("T{i}"), 2)).collect();
+    assert_eq!(e.eval(&b), Ok(2 * m as i64));
+}
+
+#[test]
 fn api_basics() {
     let e = p("2*N + M//K");
     assert_eq!(
@@ -383,9 +516,7 @@ proptest! {
     fn simplify_preserves_value(e in arb_expr(), bs in prop::collection::vec(arb_bindings(), 8)) {
         let s = e.simplify();
         for b in &bs {
-            if let Ok(v) = e.eval(b) {
-                prop_assert_eq!(s.eval(b), Ok(v), "e = {} ; s = {} ; b = {:?}", e, s, b);
-            }
+            agree(&e, &s, b)?;
         }
     }
 
@@ -454,16 +585,49 @@ fn arb_extreme_expr() -> impl Strategy<Value = Expr> {
 proptest! {
     #![proptest_config(config(5000))]
 
-    /// With constants near the i64 limits nothing panics, simplification
-    /// stays idempotent and printable, and values are kept.
+    /// With constants near the i64 limits nothing panics and values are
+    /// kept: by simplification, by simplifying again, and by printing and
+    /// parsing back. (Where coefficients overflow i64 the form is exact but
+    /// not canonical, so the trees themselves may differ.)
     #[test]
     fn extreme_constants(e in arb_extreme_expr(), n in any::<i64>(), m in -3i64..3) {
+        extreme_case(&e, n, m)?;
+    }
+}
+
+fn extreme_case(e: &Expr, n: i64, m: i64) -> Result<(), TestCaseError> {
+    let s = e.simplify();
+    let b = binds(&[("N", n), ("M", m)]);
+    agree(e, &s, &b)?;
+    agree(&s, &s.simplify(), &b)?;
+    match Expr::parse(&s.to_string()) {
+        Ok(back) => agree(&s, &back, &b),
+        Err(err) => Err(TestCaseError::fail(format!(
+            "{s} does not parse back: {err}"
+        ))),
+    }
+}
+
+proptest! {
+    #![proptest_config(wide())]
+
+    /// The wide search behind `simplify_preserves_value` (run with
+    /// `--ignored`; random seed, a million cases by default).
+    #[test]
+    #[ignore]
+    fn wide_simplify_preserves_value(e in arb_expr(), bs in prop::collection::vec(arb_bindings(), 8)) {
         let s = e.simplify();
         prop_assert_eq!(s.simplify(), s.clone(), "e = {}", e);
         prop_assert_eq!(Expr::parse(&s.to_string()), Ok(s.clone()), "text {}", s);
-        let b = binds(&[("N", n), ("M", m)]);
-        if let Ok(v) = e.eval(&b) {
-            prop_assert_eq!(s.eval(&b), Ok(v), "e = {} ; s = {}", e, s);
+        for b in &bs {
+            agree(&e, &s, b)?;
         }
+    }
+
+    /// The wide search behind `extreme_constants`.
+    #[test]
+    #[ignore]
+    fn wide_extreme_constants(e in arb_extreme_expr(), n in any::<i64>(), m in -3i64..3) {
+        extreme_case(&e, n, m)?;
     }
 }

@@ -587,9 +587,14 @@ fn cmd_let(s: &mut Session, a: &Args) -> R<Flow> {
         )));
     }
     let e = parse_expr(value)?;
-    let v = e
-        .eval(&bindings_with_equations(s))
-        .map_err(|err| CmdError(format!("let {name}: {err}")))?;
+    // the bindings are copied (to add the equations) only when needed, so
+    // many `let` lines cost linear time
+    let v = if e.symbols().iter().all(|k| s.bindings.contains_key(k)) {
+        e.eval(&s.bindings)
+    } else {
+        e.eval(&bindings_with_equations(s))
+    }
+    .map_err(|err| CmdError(format!("let {name}: {err}")))?;
     s.bindings.insert(name.to_string(), v);
     s.auto_bound.remove(name);
     s.say(format!("{name} = {v}"));
