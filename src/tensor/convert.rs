@@ -106,6 +106,20 @@ pub fn from_proto(p: &TensorProto) -> Result<Tensor, TensorError> {
         ))
     })?;
     let shape = shape_of(p)?;
+    // ndarray refuses shapes whose nonzero dims multiply past isize::MAX,
+    // even with a zero dim (`[0, 2^62, 4]`): refuse them here, with a name
+    let nonzero = shape
+        .iter()
+        .filter(|&&d| d != 0)
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .filter(|&m| m <= isize::MAX as usize);
+    if nonzero.is_none() {
+        return Err(TensorError::new(format!(
+            "tensor '{}' has dims {:?} whose product overflows",
+            p.name(),
+            p.dims
+        )));
+    }
     let n: usize = shape.iter().product();
     let raw = p.raw_data.as_deref();
     macro_rules! typed {
