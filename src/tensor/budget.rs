@@ -161,6 +161,29 @@ pub fn check(shape: &[usize], elem_bytes: usize) -> Result<usize, OverBudget> {
     Ok(n)
 }
 
+/// Checks several buffers a kernel holds at once (its output and its
+/// scratch), each a shape, a byte width per element and a count of copies
+/// (one per worker thread for per-thread scratch): their sum must fit what
+/// is left. Returns the total bytes.
+pub fn check_together(parts: &[(&[usize], usize, usize)]) -> Result<usize, OverBudget> {
+    let mut total = 0usize;
+    for &(shape, elem_bytes, copies) in parts {
+        let n = check(shape, elem_bytes)?;
+        let bytes = n
+            .checked_mul(elem_bytes.max(1))
+            .and_then(|b| b.checked_mul(copies))
+            .and_then(|b| b.checked_add(total));
+        total = bytes.ok_or_else(|| OverBudget {
+            shape: shape.to_vec(),
+            bytes: None,
+            limit: limit(),
+            in_use: in_use(),
+        })?;
+    }
+    check_bytes(total)?;
+    Ok(total)
+}
+
 /// Checks a byte count against what is left of the budget.
 pub fn check_bytes(bytes: usize) -> Result<(), OverBudget> {
     if bytes > limit().saturating_sub(in_use()) {

@@ -493,7 +493,13 @@ pub fn raw_to_typed(p: &TensorProto) -> Result<TensorProto, TensorError> {
         D::Int4 | D::Uint4 | D::Float4E2M1 => n.div_ceil(2),
         D::Int2 | D::Uint2 => n.div_ceil(4),
         _ => match dt.byte_size() {
-            Some(size) => n * size,
+            Some(size) => n.checked_mul(size).ok_or_else(|| {
+                TensorError::new(format!(
+                    "tensor '{}' of shape {:?}: its {dt} values need more bytes than 2^64",
+                    p.name(),
+                    p.dims
+                ))
+            })?,
             None => {
                 return Err(TensorError::new(format!(
                     "tensor '{}': {dt} values cannot be held in raw_data",

@@ -193,11 +193,14 @@ fn conv_geo(xs: &[usize], ws: &[usize], wa: &WindowAttrs, group: i64) -> Result<
     let w = wa.resolve(&xs[2..], Some(&ws[2..]))?;
     let mut oshape = vec![n, m];
     oshape.extend(&w.out);
-    super::nn::checked_size(&oshape)?;
     let mut col = vec![ws[1]];
     col.extend(&ws[2..]);
     col.extend(&w.out);
-    super::nn::checked_size(&col)?;
+    // The output and one im2col buffer per worker thread live together.
+    crate::tensor::budget::check_together(&[
+        (&oshape, 8, 1),
+        (&col, 8, rayon::current_num_threads()),
+    ])?;
     Ok(Geo {
         n,
         c,
@@ -427,10 +430,14 @@ pub fn conv_transpose(info: &NodeInfo) -> Result<Kernel, KernelError> {
         )?;
         let mut oshape = vec![n, m];
         oshape.extend(&geo.out);
-        super::nn::checked_size(&oshape)?;
         let mut colshape = ws[1..].to_vec();
         colshape.extend(&xs[2..]);
-        super::nn::checked_size(&colshape)?;
+        let wtshape = [ws[1], c_g, ws[2..].iter().product()];
+        crate::tensor::budget::check_together(&[
+            (&oshape, 8, 1),
+            (&colshape, 8, 1),
+            (&wtshape, 8, 1),
+        ])?;
         let kprod: usize = ws[2..].iter().product();
         let iprod: usize = xs[2..].iter().product();
         let oprod: usize = geo.out.iter().product();

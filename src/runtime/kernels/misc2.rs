@@ -860,8 +860,11 @@ pub fn deform_conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 bail!("B must have shape [{oc}], got {:?}", b.shape());
             }
         }
-        numel(&[n, oc, oh, ow])?;
-        numel(&[n, c, kk, oh, ow])?;
+        // Output and sampled columns live together.
+        crate::tensor::budget::check_together(&[
+            (&[n, oc, oh, ow], 8, 1),
+            (&[n, c, kk, oh, ow], 8, 1),
+        ])?;
         let xv = f64_of(x, "X")?;
         let wv = f64_of(w, "W")?;
         let ov = f64_of(off, "offset")?;
