@@ -11,7 +11,10 @@ const USAGE: &str = "usage:
   onnx-light                          interactive shell
   onnx-light FILE.repl [FILE.repl...] run scripts in one session
   onnx-light -c \"CMD; CMD\"            run commands given inline
-  onnx-light test PATH... [--json]    run ONNX backend test folders
+  onnx-light test PATH... [--json] [--rtol R] [--atol A]
+                                      run ONNX backend test folders (floats
+                                      pass when |got-want| <= A + R*|want|;
+                                      defaults R=1e-3, A=1e-7)
 options:
   --no-color     plain output (also NO_COLOR=1, or when stdout is not a terminal)
   --keep-going   report a failing script line and continue
@@ -39,16 +42,41 @@ fn err_line(s: &str, color: bool) {
 }
 
 fn run_test(args: &[String]) -> ExitCode {
-    let json = args.iter().any(|a| a == "--json");
-    if let Some(bad) = args.iter().find(|a| a.starts_with('-') && *a != "--json") {
-        eprintln!("error: unknown option '{bad}' for 'test'\n{USAGE}");
-        return ExitCode::from(2);
+    let mut json = false;
+    let mut tol = backend::Tolerance::default();
+    let mut paths: Vec<PathBuf> = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--json" => json = true,
+            // accepted here too: `test` never colours its output
+            "--no-color" => {}
+            "--rtol" | "--atol" => {
+                let v = it.next().map(|v| (v, v.parse::<f64>()));
+                let v = match v {
+                    Some((_, Ok(v))) if v.is_finite() && v >= 0.0 => v,
+                    Some((v, _)) => {
+                        eprintln!("error: {a} needs a non-negative number, got '{v}'\n{USAGE}");
+                        return ExitCode::from(2);
+                    }
+                    None => {
+                        eprintln!("error: {a} needs a number\n{USAGE}");
+                        return ExitCode::from(2);
+                    }
+                };
+                if a == "--rtol" {
+                    tol.rtol = v;
+                } else {
+                    tol.atol = v;
+                }
+            }
+            bad if bad.starts_with('-') => {
+                eprintln!("error: unknown option '{bad}' for 'test'\n{USAGE}");
+                return ExitCode::from(2);
+            }
+            path => paths.push(PathBuf::from(path)),
+        }
     }
-    let paths: Vec<PathBuf> = args
-        .iter()
-        .filter(|a| !a.starts_with('-'))
-        .map(PathBuf::from)
-        .collect();
     if paths.is_empty() {
         eprintln!("error: 'test' needs at least one folder\n{USAGE}");
         return ExitCode::from(2);
@@ -62,7 +90,7 @@ fn run_test(args: &[String]) -> ExitCode {
     };
     let mut results = Vec::with_capacity(cases.len());
     for c in &cases {
-        let r = backend::run_case(c);
+        let r = backend::run_case(c, &tol);
         if !json {
             if r.passed {
                 out(&format!("ok {}", r.name));
@@ -207,8 +235,13 @@ fn main() -> ExitCode {
 
 fn shell_main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(|s| s.as_str()) == Some("test") {
-        return run_test(&args[1..]);
+    // `test` may follow the global flags: `onnx-light --no-color test DIR`
+    if let Some(t) = args
+        .iter()
+        .position(|a| !a.starts_with('-'))
+        .filter(|&t| args[t] == "test" && args[..t].iter().all(|a| a == "--no-color"))
+    {
+        return run_test(&args[t + 1..]);
     }
     catch_ctrl_c();
     let mut cli = Cli {

@@ -3,7 +3,7 @@
 //! recorded in `tests/backend_baseline.txt`. Skips, saying so, when the
 //! folder is absent.
 
-use onnx_light::runtime::backend::{collect_cases, run_case};
+use onnx_light::runtime::backend::{collect_cases, run_case, Tolerance};
 use std::path::PathBuf;
 
 fn suite_dir() -> PathBuf {
@@ -28,7 +28,10 @@ fn backend_pass_count_does_not_drop() {
     .parse()
     .expect("the baseline is a number");
     let cases = collect_cases(&[dir]).expect("the suite has cases");
-    let results: Vec<_> = cases.iter().map(|c| run_case(c)).collect();
+    let results: Vec<_> = cases
+        .iter()
+        .map(|c| run_case(c, &Tolerance::default()))
+        .collect();
     let passed = results.iter().filter(|r| r.passed).count();
     eprintln!(
         "backend suite: {passed} of {} passed (baseline {baseline})",
@@ -45,7 +48,7 @@ fn backend_pass_count_does_not_drop() {
 /// too, and a run with events (no cache) the same.
 #[test]
 fn constant_cache_gives_the_same_outputs() {
-    use onnx_light::runtime::backend::{compare_values, load_case};
+    use onnx_light::runtime::backend::{compare_values, load_case, Tolerance};
     use onnx_light::runtime::{Plan, RunOptions};
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/models");
     if !root.is_dir() {
@@ -64,7 +67,7 @@ fn constant_cache_gives_the_same_outputs() {
             };
             let res = plan.run(set.inputs.clone(), &opts).expect("the model runs");
             let want = set.outputs[0].as_ref().expect("an expected output");
-            compare_values(&res.outputs[0].1, want)
+            compare_values(&res.outputs[0].1, want, &Tolerance::default())
                 .unwrap_or_else(|e| panic!("{name} (events {events}): {e}"));
         }
     }

@@ -550,7 +550,11 @@ fn parse_expr(text: &str) -> R<Expr> {
     Expr::parse(text.trim()).map_err(|e| {
         let caret = e
             .pos
-            .map(|p| format!("\n  {}\n  {}^", text.trim(), " ".repeat(p)))
+            .map(|p| {
+                let t = text.trim();
+                let col = t.get(..p).map_or(p, |head| head.chars().count());
+                format!("\n{}", text::caret_excerpt(t, col))
+            })
             .unwrap_or_default();
         CmdError(format!("{e}{caret}"))
     })

@@ -1,6 +1,7 @@
 //! The ONNX backend test format (SPEC §7): a folder with `model.onnx` and
 //! `test_data_set_*/input_*.pb` / `output_*.pb`. Runs cases and compares
-//! outputs (floats with rtol 1e-3 / atol 1e-7, other types exactly).
+//! outputs (floats within a [`Tolerance`], by default rtol 1e-3 / atol
+//! 1e-7; other types exactly).
 
 use super::plan::{Plan, RunOptions};
 use crate::proto::{self, type_proto::Value as TV, TypeProto};
@@ -11,6 +12,22 @@ use std::path::{Path, PathBuf};
 
 pub const RTOL: f64 = 1e-3;
 pub const ATOL: f64 = 1e-7;
+
+/// How close a float must be: `|got - want| <= atol + rtol * |want|`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tolerance {
+    pub rtol: f64,
+    pub atol: f64,
+}
+
+impl Default for Tolerance {
+    fn default() -> Self {
+        Tolerance {
+            rtol: RTOL,
+            atol: ATOL,
+        }
+    }
+}
 
 /// The outcome of one case.
 #[derive(Clone, Debug, Serialize)]
@@ -56,13 +73,13 @@ fn kind_of(t: Option<&TypeProto>) -> PbKind {
 }
 
 /// Runs one case folder.
-pub fn run_case(dir: &Path) -> CaseResult {
+pub fn run_case(dir: &Path, tol: &Tolerance) -> CaseResult {
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     // a case that panics (a bug) fails alone; the run goes on
-    let result = std::panic::catch_unwind(|| run_case_inner(dir)).unwrap_or_else(|p| {
+    let result = std::panic::catch_unwind(|| run_case_inner(dir, tol)).unwrap_or_else(|p| {
         let what = super::limits::panic_message(p.as_ref());
         Err(format!("internal error: {what} (a bug in onnx-light)"))
     });
@@ -143,7 +160,7 @@ pub fn load_case(dir: &Path) -> Result<(proto::ModelProto, Vec<DataSet>), String
     Ok((model, out))
 }
 
-fn run_case_inner(dir: &Path) -> Result<(), String> {
+fn run_case_inner(dir: &Path, tol: &Tolerance) -> Result<(), String> {
     let (model, sets) = load_case(dir)?;
     let graph = model.graph.as_ref().ok_or("the model has no graph")?;
     let plan = Plan::new(&model).map_err(|e| e.0)?;
@@ -154,19 +171,25 @@ fn run_case_inner(dir: &Path) -> Result<(), String> {
             max_values: 0,
         };
         let res = plan.run(set.inputs, &opts).map_err(|e| e.0)?;
+        let mut failures = Vec::new();
         for (j, (vo, want)) in graph.output.iter().zip(&set.outputs).enumerate() {
             let Some(want) = want else { continue };
             let got = &res.outputs[j].1;
-            compare_values(got, want).map_err(|e| format!("output '{}': {e}", vo.name()))?;
+            if let Err(e) = compare_values(got, want, tol) {
+                failures.push(format!("output '{}': {e}", vo.name()));
+            }
+        }
+        if !failures.is_empty() {
+            return Err(failures.join("; "));
         }
     }
     Ok(())
 }
 
 /// Compares a produced value with the expected one.
-pub fn compare_values(got: &Value, want: &Value) -> Result<(), String> {
+pub fn compare_values(got: &Value, want: &Value, tol: &Tolerance) -> Result<(), String> {
     match (got, want) {
-        (Value::Tensor(g), Value::Tensor(w)) => compare_tensors(g, w),
+        (Value::Tensor(g), Value::Tensor(w)) => compare_tensors(g, w, tol),
         (Value::Sequence { items: g, .. }, Value::Sequence { items: w, .. }) => {
             if g.len() != w.len() {
                 return Err(format!(
@@ -176,20 +199,20 @@ pub fn compare_values(got: &Value, want: &Value) -> Result<(), String> {
                 ));
             }
             for (i, (a, b)) in g.iter().zip(w).enumerate() {
-                compare_tensors(a, b).map_err(|e| format!("item {i}: {e}"))?;
+                compare_tensors(a, b, tol).map_err(|e| format!("item {i}: {e}"))?;
             }
             Ok(())
         }
         (Value::Optional(g), Value::Optional(w)) => match (g, w) {
             (None, None) => Ok(()),
-            (Some(a), Some(b)) => compare_values(a, b),
+            (Some(a), Some(b)) => compare_values(a, b, tol),
             _ => Err(format!(
                 "got {}, expected {}",
                 got.describe(),
                 want.describe()
             )),
         },
-        (Value::Optional(Some(a)), b) | (b, Value::Optional(Some(a))) => compare_values(a, b),
+        (Value::Optional(Some(a)), b) | (b, Value::Optional(Some(a))) => compare_values(a, b, tol),
         _ => Err(format!(
             "got {}, expected {}",
             got.describe(),
@@ -198,8 +221,10 @@ pub fn compare_values(got: &Value, want: &Value) -> Result<(), String> {
     }
 }
 
-/// Compares tensors: type, shape, then values.
-pub fn compare_tensors(g: &Tensor, w: &Tensor) -> Result<(), String> {
+/// Compares tensors: type, shape, then values. A float mismatch reports
+/// how many elements are out of tolerance, the first of them, and the
+/// worst absolute and relative errors over the whole tensor.
+pub fn compare_tensors(g: &Tensor, w: &Tensor, tol: &Tolerance) -> Result<(), String> {
     if g.dtype() != w.dtype() {
         return Err(format!("type {}, expected {}", g.dtype(), w.dtype()));
     }
@@ -228,20 +253,53 @@ pub fn compare_tensors(g: &Tensor, w: &Tensor) -> Result<(), String> {
     }
     let a = g.to_f64_vec().unwrap_or_default();
     let b = w.to_f64_vec().unwrap_or_default();
-    for i in 0..a.len() {
-        let (x, y) = (a[i], b[i]);
+    let mut first = None;
+    let mut bad = 0usize;
+    let mut worst_abs = (0.0f64, 0usize);
+    let mut worst_rel = (0.0f64, 0usize);
+    let scale = b
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    for (i, (&x, &y)) in a.iter().zip(&b).enumerate() {
         let ok = if x.is_nan() || y.is_nan() {
             x.is_nan() && y.is_nan()
         } else if x.is_infinite() || y.is_infinite() {
             x == y
         } else if is_float {
-            (x - y).abs() <= ATOL + RTOL * y.abs()
+            let d = (x - y).abs();
+            if d > worst_abs.0 {
+                worst_abs = (d, i);
+            }
+            if y != 0.0 && d / y.abs() > worst_rel.0 {
+                worst_rel = (d / y.abs(), i);
+            }
+            d <= tol.atol + tol.rtol * y.abs()
         } else {
             x == y
         };
         if !ok {
-            return Err(format!("element {i} is {x}, expected {y}"));
+            bad += 1;
+            first.get_or_insert((i, x, y));
         }
     }
-    Ok(())
+    let Some((i, x, y)) = first else {
+        return Ok(());
+    };
+    if !is_float {
+        return Err(format!("element {i} is {x}, expected {y}"));
+    }
+    Err(format!(
+        "{bad} of {} elements out of tolerance (rtol {}, atol {}), first: element {i} is {x}, \
+         expected {y}; worst absolute error {:.3e} (element {}; the largest expected magnitude is {:.3e}), \
+         worst relative error {:.3e} (element {})",
+        a.len(),
+        tol.rtol,
+        tol.atol,
+        worst_abs.0,
+        worst_abs.1,
+        scale,
+        worst_rel.0,
+        worst_rel.1
+    ))
 }

@@ -3,6 +3,7 @@
 //! canonical printer whose output parses back to an equal model, and a
 //! line-per-fact pretty summary.
 
+mod excerpt;
 mod parse;
 mod pretty;
 mod print;
@@ -10,6 +11,7 @@ mod print;
 use crate::proto::{GraphProto, ModelProto, TypeProto};
 use std::fmt;
 
+pub use excerpt::caret_excerpt;
 pub use print::expressible;
 
 /// A syntax error: 1-based line and column, the offending line's text, what was expected.
@@ -25,12 +27,11 @@ impl fmt::Display for SyntaxError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "line {}:{}: {}\n  {}\n  {}^",
+            "line {}:{}: {}\n{}",
             self.line,
             self.col,
             self.message,
-            self.line_text,
-            " ".repeat(self.col.saturating_sub(1))
+            caret_excerpt(&self.line_text, self.col.saturating_sub(1))
         )
     }
 }

@@ -1159,6 +1159,16 @@ impl<'a> Parser<'a> {
     fn single_value(&mut self) -> R<Single> {
         self.skip_ws();
         let start = self.pos;
+        if self.peek() == Some(b'"') {
+            // `"name" (` starts a graph whose name needs quotes; any other
+            // string is a string value
+            let _ = self.string_bytes();
+            let graph = self.peek() == Some(b'(');
+            self.pos = start;
+            if graph {
+                return Ok(Single::Graph(self.graph()?));
+            }
+        }
         if let Some(lit) = self.literal()? {
             return Ok(Single::Lit(lit));
         }
@@ -1168,14 +1178,17 @@ impl<'a> Parser<'a> {
         if let Some(d) = prim_type(word) {
             let ty = self.type_proto()?;
             let tensor_follows = match self.peek() {
-                Some(b'{') | Some(b'=') => true,
+                Some(b'{') | Some(b'=') | Some(b'"') => true,
                 Some(c) if c == b'_' || c.is_ascii_alphabetic() => true,
                 _ => false,
             };
             if !tensor_follows {
                 return Ok(Single::Type(ty));
             }
-            let name = self.ident().unwrap_or("").to_string();
+            let name = match self.peek() {
+                Some(b'"') => self.string()?,
+                _ => self.ident().unwrap_or("").to_string(),
+            };
             self.eat(b'=');
             let (mut t, _) = self.tensor_of_type(start, &ty, &name)?;
             self.tensor_data(&mut t, d)?;

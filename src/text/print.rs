@@ -315,7 +315,7 @@ fn push_tensor_const(s: &mut String, t: &TensorProto) {
     s.push(' ');
     let n = t.name.as_deref().unwrap_or("");
     if !n.is_empty() {
-        s.push_str(n);
+        push_name(s, n);
         s.push(' ');
     }
     push_tensor_data(s, t);
@@ -494,11 +494,12 @@ fn push_node_block(s: &mut String, nodes: &[NodeProto], indent: usize) {
 /// The graph text; nested lines are indented by `indent` spaces.
 fn push_graph_body(s: &mut String, g: &GraphProto, indent: usize) {
     let gname = g.name.as_deref().unwrap_or("");
-    if indent == 0 {
+    if indent == 0 || plain_subgraph_name(gname) {
         push_name(s, gname);
     } else {
-        // Inside an attribute a quoted string would read as a string value.
-        s.push_str(gname);
+        // Inside an attribute a type word or `nan` would read as a value;
+        // quoted, the `(` that follows tells the parser it is a graph.
+        push_quoted(s, gname);
     }
     s.push_str(" (");
     push_sep(s, &g.input, ", ", push_value_info);
@@ -753,11 +754,6 @@ fn check_tensor(t: &TensorProto, attribute: bool) -> Result<(), String> {
     check(t.metadata_props.is_empty(), "tensor metadata_props")?;
     check(t.name.is_some(), "a tensor without a name field")?;
     if attribute {
-        let n = t.name.as_deref().unwrap_or("");
-        check(
-            n.is_empty() || is_ident(n),
-            "a tensor attribute name that is not an identifier",
-        )?;
         check(
             t.external_data.is_empty(),
             "external data in a tensor attribute",
@@ -882,10 +878,10 @@ fn check_attr(a: &AttributeProto) -> Result<(), String> {
         check_tensor(t, true)?;
     }
     if let Some(g) = &a.g {
-        check_graph(g, true)?;
+        check_graph(g)?;
     }
     for g in &a.graphs {
-        check_graph(g, true)?;
+        check_graph(g)?;
     }
     if let Some(t) = &a.tp {
         check_type(t)?;
@@ -921,16 +917,15 @@ fn check_node(n: &NodeProto) -> Result<(), String> {
     Ok(())
 }
 
-fn check_graph(g: &GraphProto, nested: bool) -> Result<(), String> {
-    let n = g.name.as_deref().ok_or("a graph without a name field")?;
-    if nested {
-        check(
-            is_ident(n)
-                && !is_type_keyword(n)
-                && !matches!(n.to_ascii_lowercase().as_str(), "nan" | "inf" | "infinity"),
-            "a subgraph name that is not a plain identifier",
-        )?;
-    }
+/// A subgraph name that can be written bare inside an attribute.
+fn plain_subgraph_name(n: &str) -> bool {
+    is_ident(n)
+        && !is_type_keyword(n)
+        && !matches!(n.to_ascii_lowercase().as_str(), "nan" | "inf" | "infinity")
+}
+
+fn check_graph(g: &GraphProto) -> Result<(), String> {
+    g.name.as_deref().ok_or("a graph without a name field")?;
     check(g.doc_string.is_none(), "a graph doc_string")?;
     check(
         g.quantization_annotation.is_empty(),
@@ -1000,7 +995,7 @@ pub fn expressible(m: &ModelProto) -> Result<(), String> {
             "a metadata entry with a missing field",
         )?;
     }
-    check_graph(g, false)?;
+    check_graph(g)?;
     for f in &m.functions {
         check_function(f)?;
     }
