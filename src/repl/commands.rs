@@ -720,19 +720,16 @@ fn cmd_shapes(s: &mut Session, a: &Args) -> R<Flow> {
 
 // ------------------------------------------------------------------ inputs
 
+/// The graph inputs: name, type (unknown dimensions as fresh symbols, as
+/// inference sees them), and whether an initializer gives a default.
 fn declared_inputs(s: &Session) -> R<Vec<(String, Option<TypeInfo>, bool)>> {
     let m = s.model()?;
     let g = m.graph.as_ref().ok_or("the model has no graph")?;
     let inits: std::collections::HashSet<&str> = g.initializer.iter().map(|t| t.name()).collect();
     Ok(g.input
         .iter()
-        .map(|i| {
-            (
-                i.name().to_string(),
-                i.r#type.as_ref().map(TypeInfo::from_proto),
-                inits.contains(i.name()),
-            )
-        })
+        .zip(shape::input_types_with_fresh_dims(g))
+        .map(|(i, ty)| (i.name().to_string(), ty, inits.contains(i.name())))
         .collect())
 }
 

@@ -420,8 +420,19 @@ impl Engine {
                     .map(|t| (v.name(), TypeInfo::from_proto(t)))
             })
             .collect();
+        // the main graph's unknown input dims become fresh symbols; a
+        // subgraph's inputs are given by its caller or stay as declared
+        let top_level = given.is_none() && outer.is_none() && self.depth == 0;
+        let fresh_inputs = if top_level {
+            super::types::input_types_with_fresh_dims(g)
+        } else {
+            Vec::new()
+        };
         for (i, vi) in g.input.iter().enumerate() {
-            let decl = vi.r#type.as_ref().map(TypeInfo::from_proto);
+            let decl = match fresh_inputs.get(i) {
+                Some(t) => t.clone(),
+                None => vi.r#type.as_ref().map(TypeInfo::from_proto),
+            };
             let given_k = given.as_ref().and_then(|gv| gv.get(i).cloned().flatten());
             let value = given_k.as_ref().and_then(|k| k.value.clone());
             let ty = given_k

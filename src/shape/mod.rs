@@ -15,4 +15,4 @@ mod types;
 pub use check::{bind_symbols, check_shapes, CheckRow, CheckStatus, GivenInput};
 pub use ctx::{InferCtx, ShapeError, ShapeRule, SymValue};
 pub use engine::{infer_model, Equation, InferReport, Source, ValueReport};
-pub use types::{format_dims, format_shape_proto, Dim, TypeInfo};
+pub use types::{format_dims, format_shape_proto, input_types_with_fresh_dims, Dim, TypeInfo};

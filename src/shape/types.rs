@@ -150,14 +150,65 @@ pub fn format_dims(dims: &[Dim]) -> String {
         .join(",")
 }
 
+/// A declared dimension. Converters write "unknown" several ways: no
+/// value, an empty `dim_param`, a `dim_param` of `?`, a negative
+/// `dim_value` (`-1`); all of them are unknown (`None`), never a size and
+/// never one shared symbol.
 fn dim_from_proto(d: &Dimension) -> Dim {
     match &d.value {
-        Some(dimension::Value::DimValue(v)) => Some(Expr::int(*v)),
-        Some(dimension::Value::DimParam(p)) if !p.is_empty() => {
+        Some(dimension::Value::DimValue(v)) if *v >= 0 => Some(Expr::int(*v)),
+        Some(dimension::Value::DimParam(p)) if !is_unknown_param(p) => {
             Some(Expr::parse(p).unwrap_or_else(|_| Expr::sym(p)))
         }
         _ => None,
     }
+}
+
+/// A `dim_param` that names no symbol.
+fn is_unknown_param(p: &str) -> bool {
+    let p = p.trim();
+    p.is_empty() || p == "?"
+}
+
+/// The declared types of a graph's inputs, each unknown dimension made its
+/// own fresh symbol (`unk__1`, `unk__2`, … in input and axis order,
+/// skipping names the graph's inputs and outputs already use), so that
+/// inference can carry it and `run` can bind it from the tensor given,
+/// without tying two unknown dimensions together. (`value_info` is not
+/// consulted: `infer` writes these very symbols there, and the names must
+/// stay the same from one call to the next.)
+pub fn input_types_with_fresh_dims(g: &crate::proto::GraphProto) -> Vec<Option<TypeInfo>> {
+    let mut used = std::collections::BTreeSet::new();
+    for v in g.input.iter().chain(&g.output) {
+        if let Some(t) = v.r#type.as_ref().map(TypeInfo::from_proto) {
+            for e in t.shape().unwrap_or(&[]).iter().flatten() {
+                used.extend(e.symbols());
+            }
+        }
+    }
+    let mut k = 0usize;
+    let mut fresh = || loop {
+        k += 1;
+        let name = format!("unk__{k}");
+        if !used.contains(&name) {
+            return Expr::sym(&name);
+        }
+    };
+    g.input
+        .iter()
+        .map(|vi| {
+            let mut t = TypeInfo::from_proto(vi.r#type.as_ref()?);
+            if let TypeInfo::Tensor {
+                shape: Some(dims), ..
+            } = &mut t
+            {
+                for d in dims.iter_mut().filter(|d| d.is_none()) {
+                    *d = Some(fresh());
+                }
+            }
+            Some(t)
+        })
+        .collect()
 }
 
 pub(crate) fn dims_from_proto(s: &TensorShapeProto) -> Vec<Dim> {
