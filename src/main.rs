@@ -169,6 +169,10 @@ fn interactive(s: &mut Session, color: bool) -> ExitCode {
         match ed.readline(&prompt) {
             Ok(line) => match run_line(s, &line) {
                 Ok((text, flow)) => {
+                    let st = s.take_status();
+                    if !st.is_empty() {
+                        eprintln!("{st}");
+                    }
                     if !text.is_empty() {
                         out(&text);
                     }
@@ -176,7 +180,13 @@ fn interactive(s: &mut Session, color: bool) -> ExitCode {
                         break;
                     }
                 }
-                Err(e) => err_line(&format!("error: {}", e.0), color),
+                Err(e) => {
+                    let st = s.take_status();
+                    if !st.is_empty() {
+                        eprintln!("{st}");
+                    }
+                    err_line(&format!("error: {}", e.0), color)
+                }
             },
             Err(rustyline::error::ReadlineError::Interrupted) => continue,
             Err(rustyline::error::ReadlineError::Eof) => break,
@@ -196,7 +206,13 @@ fn run_text(s: &mut Session, name: &str, text: &str, cli: &Cli) -> Result<bool, 
     let mut failures = 0;
     let mut print = |o: &str| out(o);
     let mut eprint = |e: &str| err_line(e, cli.color);
-    let (end, f) = repl::run_script(s, name, text, cli.keep_going, &mut print, &mut eprint);
+    let mut status = |o: &str| eprintln!("{o}");
+    let output = repl::ScriptOutput {
+        print: &mut print,
+        status: &mut status,
+        eprint: &mut eprint,
+    };
+    let (end, f) = repl::run_script(s, name, text, cli.keep_going, output);
     failures += f;
     match end {
         ScriptEnd::Failed(msg) => {

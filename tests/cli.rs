@@ -50,14 +50,15 @@ fn script_stops_at_first_error() {
     let ps = p.to_string_lossy().to_string();
     let o = run(&["--no-color", &ps], None);
     assert_eq!(o.code, 1);
-    assert_eq!(o.stdout, "N = 3\n");
+    // status lines go to stderr: stdout holds only data (none here)
+    assert_eq!(o.stdout, "");
     assert_eq!(
         o.stderr.trim(),
-        format!("{ps}:4: error: unknown command 'bogus' (try 'help')")
+        format!("N = 3\n{ps}:4: error: unknown command 'bogus' (try 'help')")
     );
     let o = run(&["--no-color", "--keep-going", &ps], None);
     assert_eq!(o.code, 1);
-    assert!(o.stdout.contains("M = 2"));
+    assert!(o.stderr.contains("M = 2"));
     std::fs::remove_dir_all(&dir).ok();
 }
 

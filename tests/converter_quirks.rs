@@ -54,3 +54,51 @@ fn unknown_dims_survive_a_text_round_trip() {
     assert!(text.contains(r#"float[-1,3,"?",""] x"#), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn foreign_declared_dims_are_read_and_merged_with_inference() {
+    let out = shell(
+        "load tests/fixtures/converter/foreign_dims.txt; infer --format json; \
+         run x=rand(1,3,30,41); check",
+    );
+    let (json, rest) = out.stdout.split_once("\n}\n").expect("the infer JSON ends");
+    let v: serde_json::Value = serde_json::from_str(&format!("{json}\n}}")).unwrap();
+    let find = |name: &str| {
+        v["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("no value {name} in {v}"))
+            .clone()
+    };
+    // sympy's floor(height/2 - 1/2) + 1 is read, and agrees with inference
+    let c1 = find("c1");
+    assert_eq!(c1["source"], "both", "{c1}");
+    assert_eq!(c1["shape"][2], "(height-1)//2+1", "{c1}");
+    // a wrong declaration loses to inference, with a warning naming the
+    // value and the node
+    let bad = find("bad");
+    assert_eq!(bad["source"], "inferred", "{bad}");
+    assert_eq!(bad["shape"][2], "(height-1)//2+1", "{bad}");
+    assert!(
+        v["warnings"].as_array().unwrap().iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .contains("node 3 (Identity): 'bad' axis 2 is declared height//2+7 but inferred (height-1)//2+1")),
+        "{}",
+        v["warnings"]
+    );
+    // `?` and free text are unknown, refined by inference; tf2onnx's
+    // unk__214 is a symbol inference solves
+    let c2 = find("c2");
+    assert_eq!(c2["shape"][3], "(width-1)//2+1", "{c2}");
+    assert!(v["equations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["symbol"] == "unk__214" && e["expr"] == "1"));
+    // the output declared as floor(height/4 - 1/4) + 1 agrees
+    assert_eq!(find("y")["shape"][2], "(height-1)//4+1");
+    assert!(rest.contains("5 OK, 0 MISMATCH, 0 UNKNOWN"), "{rest}");
+}

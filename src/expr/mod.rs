@@ -53,11 +53,13 @@ mod parse;
 mod poly;
 mod print;
 mod simplify;
+mod sympy;
 #[cfg(test)]
 mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+pub use sympy::from_sympy;
 
 /// Values for symbols, used by [`Expr::eval`] and [`Expr::substitute`].
 pub type Bindings = BTreeMap<String, i64>;

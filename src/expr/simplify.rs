@@ -312,6 +312,14 @@ fn div_like(kind: DivKind, a: &Expr, b: &Expr) -> Out {
     {
         return Out::stuck(Stop::ZeroDivisor, make_div(kind, ea, eb));
     }
+    // (x//b)//c is x//(b*c) for positive constants b and c
+    if let (DivKind::Floor, Expr::FloorDiv(x, inner), Some(c)) = (kind, &ea, ob.expr().as_int()) {
+        if let Some(b) = inner.as_int() {
+            if let Some(bc) = b.checked_mul(c).filter(|_| b > 0 && c > 0) {
+                return div_like(DivKind::Floor, x, &Expr::Int(bc));
+            }
+        }
+    }
     match (oa, ob) {
         (Out::Poly(pa), Out::Poly(pb)) if pa.as_const().is_some() && pb.as_const().is_some() => {
             match div_rules(kind, &pa, &pb) {

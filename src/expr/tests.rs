@@ -631,3 +631,24 @@ proptest! {
         extreme_case(&e, n, m)?;
     }
 }
+
+#[test]
+fn nested_floor_divisions_by_positive_constants_merge() {
+    let e = Expr::parse("(N-1)//2//2+1").unwrap();
+    assert_eq!(e.to_string(), "(N-1)//4+1");
+    for n in -20..20 {
+        let b: Bindings = [("N".to_string(), n)].into_iter().collect();
+        let raw = super::parse::parse_raw("(N-1)//2//2+1").unwrap();
+        assert_eq!(raw.eval(&b).unwrap(), e.eval(&b).unwrap(), "N = {n}");
+    }
+    // a negative divisor is first made positive (N//-2 is (-N)//2)
+    let e = Expr::parse("N//(-2)//2").unwrap();
+    assert_eq!(e.to_string(), "-N//4");
+    let raw = super::parse::parse_raw("N//(-2)//2").unwrap();
+    for n in -20..20 {
+        let b: Bindings = [("N".to_string(), n)].into_iter().collect();
+        assert_eq!(raw.eval(&b).unwrap(), e.eval(&b).unwrap(), "N = {n}");
+    }
+    // a symbolic divisor is left alone
+    assert_eq!(Expr::parse("N//2//M").unwrap().to_string(), "N//2//M");
+}

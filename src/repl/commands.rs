@@ -347,9 +347,9 @@ fn cmd_load(s: &mut Session, a: &Args) -> R<Flow> {
     };
     let msg = format!("loaded {p}: {}", summary(&model));
     let note = s.set_model(model, &p);
-    s.say(msg);
+    s.status(msg);
     if let Some(n) = note {
-        s.say(n);
+        s.status(n);
     }
     Ok(Flow::Continue)
 }
@@ -372,9 +372,9 @@ fn cmd_parse(s: &mut Session, a: &Args) -> R<Flow> {
     let model = text::parse_model(t).map_err(|e| CmdError(e.to_string()))?;
     let msg = format!("parsed {}", summary(&model));
     let note = s.set_model(model, "<parse>");
-    s.say(msg);
+    s.status(msg);
     if let Some(n) = note {
-        s.say(n);
+        s.status(n);
     }
     Ok(Flow::Continue)
 }
@@ -421,7 +421,7 @@ fn cmd_save(s: &mut Session, a: &Args) -> R<Flow> {
         proto::write_model_files(path, t.as_bytes(), pending)
             .map_err(|e| CmdError(e.to_string()))?;
     }
-    s.say(format!("saved {p}"));
+    s.status(format!("saved {p}"));
     Ok(Flow::Continue)
 }
 
@@ -601,7 +601,7 @@ fn cmd_let(s: &mut Session, a: &Args) -> R<Flow> {
     .map_err(|err| CmdError(format!("let {name}: {err}")))?;
     s.bindings.insert(name.to_string(), v);
     s.auto_bound.remove(name);
-    s.say(format!("{name} = {v}"));
+    s.status(format!("{name} = {v}"));
     Ok(Flow::Continue)
 }
 
@@ -614,7 +614,7 @@ fn cmd_unlet(s: &mut Session, a: &Args) -> R<Flow> {
         return Err(CmdError(format!("'{name}' is not bound")));
     }
     s.auto_bound.remove(name);
-    s.say(format!("unbound {name}"));
+    s.status(format!("unbound {name}"));
     Ok(Flow::Continue)
 }
 
@@ -792,7 +792,7 @@ fn cmd_set(s: &mut Session, a: &Args) -> R<Flow> {
         .get(&name)
         .map(|v| v.describe())
         .unwrap_or_default();
-    s.say(format!("{} = {desc}", quote_name(&name)));
+    s.status(format!("{} = {desc}", quote_name(&name)));
     Ok(Flow::Continue)
 }
 
@@ -909,7 +909,7 @@ fn cmd_run(s: &mut Session, a: &Args) -> R<Flow> {
     let prec = s.config.precision;
     let mut text = Vec::new();
     if res.dropped_events > 0 {
-        s.say(format!(
+        s.status(format!(
             "note: the event log stopped at {} events (`config max-events`); {} later events were dropped",
             res.events.len(),
             res.dropped_events
@@ -1437,7 +1437,7 @@ fn cmd_config(s: &mut Session, a: &Args) -> R<Flow> {
                 }
             }
             let v = show(key, &s.config).unwrap_or_default();
-            s.say(format!("{key} {v}"));
+            s.status(format!("{key} {v}"));
         }
         _ => return Err("usage: config [KEY [VALUE]]".into()),
     }
@@ -1456,6 +1456,7 @@ fn cmd_source(s: &mut Session, a: &Args) -> R<Flow> {
     s.source_depth += 1;
     let mut collected = saved;
     let mut errs = String::new();
+    let mut notes = String::new();
     let (end, _) = {
         let mut print = |o: &str| {
             if !collected.is_empty() && !collected.ends_with('\n') {
@@ -1467,10 +1468,20 @@ fn cmd_source(s: &mut Session, a: &Args) -> R<Flow> {
             errs.push_str(o);
             errs.push('\n');
         };
-        super::run_script(s, &p, &text, false, &mut print, &mut eprint)
+        let mut status = |o: &str| {
+            notes.push_str(o);
+            notes.push('\n');
+        };
+        let out = super::ScriptOutput {
+            print: &mut print,
+            status: &mut status,
+            eprint: &mut eprint,
+        };
+        super::run_script(s, &p, &text, false, out)
     };
     s.source_depth -= 1;
     s.out = collected;
+    s.status(notes.trim_end());
     match end {
         super::ScriptEnd::Failed(msg) => Err(CmdError(msg)),
         super::ScriptEnd::Quit => Ok(Flow::Quit),

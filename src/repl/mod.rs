@@ -102,6 +102,9 @@ pub struct Session {
     pub(crate) source_depth: usize,
     /// Output of the running command (printed by the caller).
     pub(crate) out: String,
+    /// Status lines (`loaded …`, `N = 2`) not yet shown: they go to
+    /// standard error, so standard output holds only the data asked for.
+    pub(crate) status: String,
 }
 
 impl Default for Session {
@@ -127,6 +130,7 @@ impl Session {
             base: PathBuf::from("."),
             source_depth: 0,
             out: String::new(),
+            status: String::new(),
         }
     }
 
@@ -174,6 +178,19 @@ impl Session {
             self.out.push('\n');
         }
         self.out.push_str(s.as_ref());
+    }
+
+    /// Adds a status line (shown on standard error by the caller).
+    pub(crate) fn status(&mut self, s: impl AsRef<str>) {
+        if !self.status.is_empty() && !self.status.ends_with('\n') {
+            self.status.push('\n');
+        }
+        self.status.push_str(s.as_ref());
+    }
+
+    /// The status lines of the commands run since the last call.
+    pub fn take_status(&mut self) -> String {
+        std::mem::take(&mut self.status)
     }
 
     pub(crate) fn model(&self) -> Result<&ModelProto, CmdError> {
@@ -264,19 +281,35 @@ pub enum ScriptEnd {
     Failed(String),
 }
 
-/// Runs a script's text in a session, printing output through `print` and
-/// errors through `eprint`. Returns how it ended and the number of failures.
+/// Where a script's output goes: data, status lines, errors.
+pub struct ScriptOutput<'a> {
+    pub print: &'a mut dyn FnMut(&str),
+    pub status: &'a mut dyn FnMut(&str),
+    pub eprint: &'a mut dyn FnMut(&str),
+}
+
+/// Runs a script's text in a session, printing data through `out.print`,
+/// status lines through `out.status` and errors through `out.eprint`.
+/// Returns how it ended and the number of failures.
 pub fn run_script(
     s: &mut Session,
     name: &str,
     text: &str,
     keep_going: bool,
-    print: &mut dyn FnMut(&str),
-    eprint: &mut dyn FnMut(&str),
+    out: ScriptOutput<'_>,
 ) -> (ScriptEnd, usize) {
+    let ScriptOutput {
+        print,
+        status,
+        eprint,
+    } = out;
     let mut failures = 0;
     for cmd in split_script(text) {
         let result = s.execute(&cmd.text);
+        let st = s.take_status();
+        if !st.is_empty() {
+            status(&st);
+        }
         // Ctrl-C ends the script at this line, even with keep_going
         let stop = crate::runtime::limits::interrupted();
         crate::runtime::limits::clear_interrupt();

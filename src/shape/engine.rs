@@ -253,6 +253,47 @@ pub fn infer_model(model: &mut ModelProto) -> InferReport {
     engine.report
 }
 
+/// Which side a merged dimension came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Won {
+    /// They agree (or both are unknown).
+    Neither,
+    Declared,
+    Inferred,
+}
+
+/// Whether a declared and an inferred dimension are equal: `Some(true)`
+/// when provably so, `Some(false)` when they differ for some size of
+/// their symbols (tried on a fixed set of sizes), `None` when neither
+/// could be shown (every trial failed to evaluate).
+fn dims_agree(de: &Expr, ie: &Expr) -> Option<bool> {
+    match de.equals(ie) {
+        Some(v) => return Some(v),
+        None if de.as_int().is_some() => return None,
+        None => {}
+    }
+    const SIZES: [i64; 12] = [1, 2, 3, 4, 5, 7, 8, 13, 31, 64, 224, 1001];
+    let mut syms: Vec<String> = de.symbols().into_iter().collect();
+    syms.extend(ie.symbols());
+    syms.sort();
+    syms.dedup();
+    let mut evaluated = false;
+    for trial in 0..SIZES.len() {
+        let b: crate::expr::Bindings = syms
+            .iter()
+            .enumerate()
+            .map(|(k, s)| (s.clone(), SIZES[(trial + 5 * k) % SIZES.len()]))
+            .collect();
+        if let (Ok(a), Ok(c)) = (de.eval(&b), ie.eval(&b)) {
+            if a != c {
+                return Some(false);
+            }
+            evaluated = true;
+        }
+    }
+    evaluated.then_some(true)
+}
+
 /// A fresh symbol made by a rule for a data-dependent size (`_NonZero3`).
 fn is_fresh(e: &Expr) -> bool {
     let s = e.symbols();
@@ -677,6 +718,7 @@ impl Engine {
                     ));
                 }
                 let elem = if *ie != DataType::Undefined { *ie } else { *de };
+                let mut won = Vec::new();
                 let (shown, used) = match (ds, is) {
                     (None, s) | (s, None) => (s.clone(), s.clone()),
                     (Some(ds), Some(is)) if ds.len() != is.len() => {
@@ -691,22 +733,32 @@ impl Engine {
                         let mut shown = Vec::with_capacity(ds.len());
                         let mut used = Vec::with_capacity(ds.len());
                         for (axis, (dd, id)) in ds.iter().zip(is).enumerate() {
-                            let (s, u) = self.merge_dim(who, name, axis, dd, id, input_syms);
+                            let (s, u, w) = self.merge_dim(who, name, axis, dd, id, input_syms);
                             shown.push(s);
                             used.push(u);
+                            won.push(w);
                         }
                         (Some(shown), Some(used))
                     }
                 };
+                let declared_won = won.contains(&Won::Declared);
+                let inferred_won = won.contains(&Won::Inferred);
+                let source = match (declared_won, inferred_won) {
+                    (true, false) => Source::Declared,
+                    (false, true) => Source::Inferred,
+                    _ => Source::Both,
+                };
                 (
                     TypeInfo::Tensor { elem, shape: shown },
                     TypeInfo::Tensor { elem, shape: used },
-                    Source::Both,
+                    source,
                 )
             }
         }
     }
 
+    /// Merges one declared and one inferred dimension. Returns (dim to
+    /// show, dim to propagate, which side won).
     fn merge_dim(
         &mut self,
         who: &str,
@@ -715,27 +767,19 @@ impl Engine {
         d: &Dim,
         i: &Dim,
         input_syms: &BTreeSet<String>,
-    ) -> (Dim, Dim) {
+    ) -> (Dim, Dim, Won) {
         match (d, i) {
-            (None, x) => (x.clone(), x.clone()),
-            (x, None) => (x.clone(), x.clone()),
+            (None, None) => (None, None, Won::Neither),
+            (None, x) => (x.clone(), x.clone(), Won::Inferred),
+            (x, None) => (x.clone(), x.clone(), Won::Declared),
             (Some(de), Some(ie)) => {
                 if de == ie {
-                    return (d.clone(), i.clone());
+                    return (d.clone(), i.clone(), Won::Neither);
                 }
                 // a fresh symbol (a data-dependent size) says less than
                 // any declared dimension
                 if is_fresh(ie) && !is_fresh(de) {
-                    return (d.clone(), d.clone());
-                }
-                let conflict = |s: &mut Self| {
-                    s.report.warnings.push(format!(
-                        "{who}: '{name}' axis {axis} is declared {de} but inferred {ie}"
-                    ))
-                };
-                if de.as_int().is_some() && ie.as_int().is_some() {
-                    conflict(self);
-                    return (i.clone(), i.clone());
+                    return (d.clone(), d.clone(), Won::Declared);
                 }
                 let sym = de.symbols();
                 let is_plain = sym.len() == 1
@@ -744,6 +788,7 @@ impl Engine {
                     && !input_syms.contains(&de.to_string())
                     && !ie.symbols().contains(&de.to_string())
                 {
+                    // a declared output symbol: inference says what it is
                     let s = de.to_string();
                     match self.equations.get(&s) {
                         Some(prev)
@@ -759,16 +804,23 @@ impl Engine {
                             self.equations.insert(s, ie.clone());
                         }
                     }
-                    return (d.clone(), i.clone());
+                    return (d.clone(), i.clone(), Won::Neither);
                 }
-                if de.equals(ie) == Some(false) && de.as_int().is_some() == ie.as_int().is_some() {
-                    conflict(self);
+                match dims_agree(de, ie) {
+                    Some(true) => (i.clone(), i.clone(), Won::Neither),
+                    Some(false) => {
+                        // the declaration is wrong: inference follows the
+                        // operators, so it wins
+                        self.report.warnings.push(format!(
+                            "{who}: '{name}' axis {axis} is declared {de} but inferred {ie}; using {ie}"
+                        ));
+                        (i.clone(), i.clone(), Won::Inferred)
+                    }
+                    // a declared constant is more specific than an
+                    // expression it cannot be told apart from
+                    None if de.as_int().is_some() => (d.clone(), d.clone(), Won::Declared),
+                    None => (i.clone(), i.clone(), Won::Inferred),
                 }
-                if de.as_int().is_some() {
-                    // a declared constant is more specific than an expression
-                    return (d.clone(), d.clone());
-                }
-                (d.clone(), i.clone())
             }
         }
     }

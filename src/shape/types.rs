@@ -157,11 +157,26 @@ pub fn format_dims(dims: &[Dim]) -> String {
 fn dim_from_proto(d: &Dimension) -> Dim {
     match &d.value {
         Some(dimension::Value::DimValue(v)) if *v >= 0 => Some(Expr::int(*v)),
-        Some(dimension::Value::DimParam(p)) if !is_unknown_param(p) => {
-            Some(Expr::parse(p).unwrap_or_else(|_| Expr::sym(p)))
-        }
+        Some(dimension::Value::DimParam(p)) if !is_unknown_param(p) => param_dim(p),
         _ => None,
     }
+}
+
+/// A `dim_param`: one of our expressions (`2*N`), else sympy's syntax
+/// (`floor(height/2 - 1/2) + 1`), else a name with dots as PaddlePaddle
+/// writes them (`p2o.DynamicDimension.0`, one symbol); anything else is
+/// unknown.
+fn param_dim(p: &str) -> Dim {
+    if let Ok(e) = Expr::parse(p) {
+        return Some(e);
+    }
+    if let Some(e) = crate::expr::from_sympy(p) {
+        return Some(e);
+    }
+    let dotted = p.split('.').all(|part| {
+        !part.is_empty() && part.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+    }) && p.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+    dotted.then(|| Expr::sym(p))
 }
 
 /// A `dim_param` that names no symbol.
