@@ -1,10 +1,11 @@
 //! Shape coverage: for each model, how many node outputs of the main graph
 //! get a complete shape from `shape::infer_model` (every dimension an
 //! integer or an expression; a fresh symbol for a data-dependent size
-//! counts, `?` does not). `graph.value_info` is cleared first; declared
+//! counts, `?` does not). `graph.value_info` is cleared first (kept with
+//! `--keep-value-info`, as a user loading the file sees it); declared
 //! graph outputs are kept.
 //!
-//! `cargo run --release --example shape_coverage -- [--show] [MODEL.onnx | DIR]...`
+//! `cargo run --release --example shape_coverage -- [--show] [--keep-value-info] [MODEL.onnx | DIR]...`
 //! Without paths: every `model.onnx` under `../shared/onnx-backend/node/*/`
 //! and `../shared/models/*/`. Prints `model<TAB>values<TAB>complete` per
 //! model, then a `TOTAL` line. `--show` also lists the incomplete values.
@@ -35,10 +36,13 @@ fn models_under(dir: &Path, out: &mut Vec<PathBuf>) {
 
 fn main() {
     let mut show = false;
+    let mut keep_value_info = false;
     let mut paths = Vec::new();
     for a in std::env::args().skip(1) {
         if a == "--show" {
             show = true;
+        } else if a == "--keep-value-info" {
+            keep_value_info = true;
         } else {
             let p = PathBuf::from(a);
             if p.is_dir() {
@@ -60,7 +64,9 @@ fn main() {
             continue;
         };
         let Some(g) = m.graph.as_mut() else { continue };
-        g.value_info.clear();
+        if !keep_value_info {
+            g.value_info.clear();
+        }
         // node output name -> op type, in graph order
         let produced: Vec<(String, String)> = g
             .node

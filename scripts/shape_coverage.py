@@ -9,9 +9,15 @@ value or a symbol; unknown `?` does not count) from:
   - onnxruntime's SymbolicShapeInference.infer_shapes
   - ours: the shape_coverage example of this crate (run here too).
 graph.value_info is cleared before inference for all three tools; declared
-graph outputs are kept.
+graph outputs are kept. With --keep-value-info the declared value_info
+stays (as a user loading a real export sees it) and every model gets its
+own row.
 
-Usage: python3 scripts/shape_coverage.py [--no-build] [MODEL_OR_DIR...]
+Usage: python3 scripts/shape_coverage.py [--no-build] [--keep-value-info] [MODEL_OR_DIR...]
+       python3 scripts/shape_coverage.py --real   (= --keep-value-info ../shared/models)
+       python3 scripts/shape_coverage.py --real --record tests/real_models_peers.tsv
+(--record writes model, values and each peer's complete count, which
+tests/real_models.rs holds ours to.)
 """
 import glob
 import os
@@ -81,10 +87,14 @@ def _alarm(*_):
     raise Timeout()
 
 
+KEEP_VALUE_INFO = False
+
+
 def run(tool, model):
     m = onnx.ModelProto()
     m.CopyFrom(model)
-    del m.graph.value_info[:]
+    if not KEEP_VALUE_INFO:
+        del m.graph.value_info[:]
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(TIMEOUT)
     try:
@@ -98,7 +108,7 @@ def run(tool, model):
         signal.alarm(0)
 
 
-def ours(paths, build):
+def ours(paths, build, keep):
     if build:
         subprocess.run(
             ["cargo", "build", "--release", "--example", "shape_coverage"],
@@ -106,7 +116,8 @@ def ours(paths, build):
         )
     exe = os.path.join(TARGET, "release", "examples", "shape_coverage")
     res = {}
-    out = subprocess.run([exe] + paths, capture_output=True, text=True, check=True).stdout
+    flags = ["--keep-value-info"] if keep else []
+    out = subprocess.run([exe] + flags + paths, capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
         parts = line.split("\t")
         if len(parts) == 3 and parts[0] != "TOTAL":
@@ -115,14 +126,26 @@ def ours(paths, build):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--no-build"]
+    global KEEP_VALUE_INFO
+    flags = {"--no-build", "--keep-value-info", "--real"}
+    argv = sys.argv[1:]
+    record = None
+    if "--record" in argv:
+        k = argv.index("--record")
+        record = argv[k + 1]
+        del argv[k:k + 2]
+    args = [a for a in argv if a not in flags]
     build = "--no-build" not in sys.argv
+    KEEP_VALUE_INFO = "--keep-value-info" in sys.argv or "--real" in sys.argv
+    if "--real" in sys.argv and not args:
+        args = [os.path.join(SHARED, "models")]
     paths = model_paths(args)
-    our = ours(paths, build)
+    our = ours(paths, build, KEEP_VALUE_INFO)
     # onnxruntime's symbolic inference writes a temporary model in the cwd
     os.chdir(tempfile.mkdtemp(prefix="shape_coverage_"))
     tools = ["ours", "onnx", "ort-symbolic"]
     tot = {t: [0, 0] for t in tools}
+    rows = []
     fails = {"onnx": 0, "ort-symbolic": 0}
     verbose = os.environ.get("VERBOSE")
     for p in paths:
@@ -142,11 +165,18 @@ def main():
                 row[key] = 0
             else:
                 row[key] = count(model, inferred)[1]
+        rows.append((os.path.basename(os.path.dirname(p)), n, row["onnx"], row["ort-symbolic"]))
         for t in tools:
             tot[t][0] += n
             tot[t][1] += row[t]
-        if verbose:
-            print(f"{p}\t{n}\t" + "\t".join(str(row[t]) for t in tools))
+        if verbose or KEEP_VALUE_INFO:
+            name = os.path.basename(os.path.dirname(p))
+            print(f"{name:<34}{n:>7} values  " + "  ".join(f"{t} {row[t]}" for t in tools))
+    if record:
+        with open(os.path.join(ROOT, record) if not os.path.isabs(record) else record, "w") as f:
+            f.write("# model\tvalues\tonnx_data_prop\tort_symbolic  (scripts/shape_coverage.py --record)\n")
+            for r in rows:
+                f.write("\t".join(str(x) for x in r) + "\n")
     print(f"models: {len(paths)}")
     print(f"{'tool':<14}{'values':>8}{'complete':>10}{'share':>9}{'failed':>8}")
     for t in tools:

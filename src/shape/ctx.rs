@@ -5,7 +5,7 @@ use super::types::{Dim, TypeInfo};
 use crate::expr::Expr;
 use crate::ops::Attrs;
 use crate::proto::{GraphProto, NodeProto};
-use crate::tensor::DataType;
+use crate::tensor::{DataType, Tensor};
 use std::fmt;
 
 /// The largest rank shape inference builds from a length declared in the
@@ -35,15 +35,64 @@ macro_rules! shape_bail {
 /// A shape rule: reads inputs from the context, sets outputs.
 pub type ShapeRule = fn(&mut InferCtx) -> Result<(), ShapeError>;
 
-/// A small integer tensor whose elements are known as expressions
-/// (data propagation: Shape, Gather, Concat... of shapes).
+/// A small tensor whose elements are known as integer expressions (data
+/// propagation: Shape, Gather, Concat... of shapes). A float tensor has a
+/// value only while every element is an integer (`Cast(Shape(x), to=float)`,
+/// Resize scales `[1, 1, 2, 2]`): rules that could leave the integers
+/// (float Div) propagate only exact results.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SymValue {
     pub shape: Vec<usize>,
     pub values: Vec<Expr>,
 }
 
+/// Up to what magnitude a float type holds every integer exactly (2^53
+/// for float64, 2^24 for float32, 2^8 for the 16-bit types).
+fn exact_float_limit(dtype: DataType) -> Option<f64> {
+    match dtype {
+        DataType::Double => Some(9007199254740992.0),
+        DataType::Float => Some(16777216.0),
+        DataType::Float16 | DataType::Bfloat16 => Some(256.0),
+        _ => None,
+    }
+}
+
 impl SymValue {
+    /// The value of a small constant tensor: integers and booleans, and
+    /// floats whose elements are all integers the type holds exactly.
+    pub fn of_tensor(t: &Tensor) -> Option<SymValue> {
+        const MAX_TRACKED: usize = 1024;
+        if t.len() > MAX_TRACKED {
+            return None;
+        }
+        let d = t.dtype();
+        let values: Vec<i64> = if d.is_int() || d == DataType::Bool {
+            t.to_i64_vec().ok()?
+        } else {
+            let lim = exact_float_limit(d)?;
+            t.to_f64_vec()?
+                .into_iter()
+                .map(|v| (v.fract() == 0.0 && v.abs() <= lim).then_some(v as i64))
+                .collect::<Option<_>>()?
+        };
+        Some(SymValue {
+            shape: t.shape().to_vec(),
+            values: values.into_iter().map(Expr::int).collect(),
+        })
+    }
+
+    /// Whether this value can be held by a float type exactly: every
+    /// constant element within the type's exact integers (symbolic
+    /// elements are sizes, assumed to fit).
+    pub fn fits_float(&self, dtype: DataType) -> bool {
+        let Some(lim) = exact_float_limit(dtype) else {
+            return false;
+        };
+        self.values
+            .iter()
+            .all(|e| e.as_int().is_none_or(|v| (v as f64).abs() <= lim))
+    }
+
     pub fn vector(values: Vec<Expr>) -> SymValue {
         SymValue {
             shape: vec![values.len()],

@@ -177,10 +177,6 @@ struct Engine {
 const MAX_TRACKED: usize = 1024;
 
 fn sym_value_of(t: &crate::proto::TensorProto) -> Option<SymValue> {
-    let dt = DataType::from_code(t.data_type())?;
-    if !dt.is_int() && dt != DataType::Bool {
-        return None;
-    }
     // dims come from the file: checked, as a product may overflow
     let n = t
         .dims
@@ -189,12 +185,7 @@ fn sym_value_of(t: &crate::proto::TensorProto) -> Option<SymValue> {
     if n as usize > MAX_TRACKED {
         return None;
     }
-    let tensor = tensor::from_proto(t).ok()?;
-    let v = tensor.to_i64_vec().ok()?;
-    Some(SymValue {
-        shape: tensor.shape().to_vec(),
-        values: v.into_iter().map(Expr::int).collect(),
-    })
+    SymValue::of_tensor(&tensor::from_proto(t).ok()?)
 }
 
 fn norm_domain(d: &str) -> &str {

@@ -166,7 +166,16 @@ pub fn div(cx: &mut InferCtx) -> Result<(), ShapeError> {
     broadcast_inputs(cx)?;
     // integer Div truncates toward zero; floor division agrees for the
     // non-negative sizes that shapes hold
-    propagate(cx, |a, b| (b.as_int() != Some(0)).then(|| a.floor_div(b)));
+    if cx.elem(0).is_some_and(|e| e.is_float()) {
+        // a float quotient stays a value only when it is an integer
+        propagate(cx, |a, b| match (a.as_int(), b.as_int()) {
+            (_, Some(1)) => Some(a.clone()),
+            (Some(x), Some(y)) if y != 0 && x % y == 0 => Some(Expr::int(x / y)),
+            _ => None,
+        });
+    } else {
+        propagate(cx, |a, b| (b.as_int() != Some(0)).then(|| a.floor_div(b)));
+    }
     Ok(())
 }
 
@@ -181,9 +190,8 @@ pub fn same_as_input(cx: &mut InferCtx) -> Result<(), ShapeError> {
         "Abs" => propagate_unary(cx, |e| e.as_int().map(|v| Expr::int(v.saturating_abs()))),
         "Sign" => propagate_unary(cx, |e| e.as_int().map(|v| Expr::int(v.signum()))),
         "Not" => propagate_unary(cx, |e| e.as_int().map(|v| truth(v == 0))),
-        "Floor" | "Ceil" | "Round" if cx.elem(0).is_some_and(|e| e.is_int()) => {
-            propagate_unary(cx, |e| Some(e.clone()))
-        }
+        // values are integers, even in a float tensor
+        "Floor" | "Ceil" | "Round" => propagate_unary(cx, |e| Some(e.clone())),
         _ => {}
     }
     Ok(())
@@ -286,15 +294,26 @@ pub fn cast(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let to = dtype_of_code(code, "to")?;
     let shape = cx.shape(0).map(|s| s.to_vec());
     cx.set_tensor(0, to, shape);
-    let from_int = cx
-        .elem(0)
-        .is_some_and(|e| e.is_int() || e == crate::tensor::DataType::Bool);
-    if from_int && (to.is_int() || to == crate::tensor::DataType::Bool) {
-        if let Some(v) = cx.value(0).cloned() {
-            cast_value(cx, v, to);
-        }
-    }
+    cast_known_value(cx, to);
     Ok(())
+}
+
+/// The value of a Cast: integers stay integers; a float target keeps
+/// them while it holds them exactly; a float source holds integers only
+/// (see [`SymValue`]), which every integer type takes unchanged.
+fn cast_known_value(cx: &mut InferCtx, to: crate::tensor::DataType) {
+    let Some(v) = cx.value(0).cloned() else {
+        return;
+    };
+    let Some(from) = cx.elem(0) else {
+        return;
+    };
+    let intish = |d: crate::tensor::DataType| d.is_int() || d == crate::tensor::DataType::Bool;
+    if intish(to) && (intish(from) || from.is_float()) {
+        cast_value(cx, v, to);
+    } else if to.is_float() && v.fits_float(to) && (intish(from) || from.is_float()) {
+        cx.set_value(0, v);
+    }
 }
 
 /// Sets a cast integer value: bool targets keep known truth values only.
@@ -324,14 +343,7 @@ pub fn cast_like(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let to = cx.elem_req(1)?;
     let shape = cx.shape(0).map(|s| s.to_vec());
     cx.set_tensor(0, to, shape);
-    let from_int = cx
-        .elem(0)
-        .is_some_and(|e| e.is_int() || e == crate::tensor::DataType::Bool);
-    if from_int && (to.is_int() || to == crate::tensor::DataType::Bool) {
-        if let Some(v) = cx.value(0).cloned() {
-            cast_value(cx, v, to);
-        }
-    }
+    cast_known_value(cx, to);
     Ok(())
 }
 

@@ -772,16 +772,8 @@ pub fn constant(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let t =
         crate::runtime::kernels::manip::constant_value(&cx.attrs).map_err(|e| ShapeError(e.0))?;
     let dims: Vec<Dim> = t.shape().iter().map(|&d| int_dim(d as i64)).collect();
-    if (t.dtype().is_int() || t.dtype() == DataType::Bool) && t.len() <= 1024 {
-        if let Ok(v) = t.to_i64_vec() {
-            cx.set_value(
-                0,
-                SymValue {
-                    shape: t.shape().to_vec(),
-                    values: v.into_iter().map(Expr::int).collect(),
-                },
-            );
-        }
+    if let Some(v) = SymValue::of_tensor(&t) {
+        cx.set_value(0, v);
     }
     cx.set_tensor(0, t.dtype(), Some(dims));
     Ok(())

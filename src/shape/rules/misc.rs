@@ -69,7 +69,7 @@ pub fn lstm(cx: &mut InferCtx) -> Result<(), ShapeError> {
 fn resize_shape(
     cx: &mut InferCtx,
     scales: Option<Vec<f64>>,
-    sizes: Option<Vec<i64>>,
+    sizes: Option<Vec<Expr>>,
     sizes_given: bool,
 ) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
@@ -116,17 +116,19 @@ fn resize_shape(
             )));
         }
         let policy = cx.attrs.string_or("keep_aspect_ratio_policy", "stretch");
+        let z_ints: Option<Vec<i64>> = z.iter().map(|e| e.as_int()).collect();
         if policy == "stretch" {
-            for (&a, &v) in axes.iter().zip(&z) {
-                out[a] = Some(Expr::int(v));
+            // sizes may be symbolic: computed from other shapes
+            for (&a, v) in axes.iter().zip(&z) {
+                out[a] = Some(v.clone());
             }
         } else {
             let ins: Option<Vec<i64>> = axes
                 .iter()
                 .map(|&a| shape[a].as_ref().and_then(|e| e.as_int()))
                 .collect();
-            match ins {
-                Some(ins) => {
+            match ins.zip(z_ints) {
+                Some((ins, z)) => {
                     let ratios = ins
                         .iter()
                         .zip(&z)
@@ -180,7 +182,11 @@ pub fn resize(cx: &mut InferCtx) -> Result<(), ShapeError> {
     } else {
         None
     };
-    let sizes = if cx.has_input(3) { cx.ints(3) } else { None };
+    let sizes = if cx.has_input(3) {
+        cx.value(3).map(|v| v.values.clone())
+    } else {
+        None
+    };
     let sizes_given = cx.has_input(3);
     resize_shape(cx, scales, sizes, sizes_given)
 }
