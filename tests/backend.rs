@@ -3,6 +3,8 @@
 //! recorded in `tests/backend_baseline.txt`. Skips, saying so, when the
 //! folder is absent.
 
+mod common;
+
 use onnx_light::runtime::backend::{collect_cases, run_case, Tolerance};
 use std::path::PathBuf;
 
@@ -17,7 +19,7 @@ fn suite_dir() -> PathBuf {
 fn backend_pass_count_does_not_drop() {
     let dir = suite_dir();
     if !dir.is_dir() {
-        eprintln!("skipped: no backend suite at {}", dir.display());
+        common::data_missing(&format!("no backend suite at {}", dir.display()));
         return;
     }
     let baseline: usize = std::fs::read_to_string(
@@ -52,7 +54,7 @@ fn constant_cache_gives_the_same_outputs() {
     use onnx_light::runtime::{Plan, RunOptions};
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/models");
     if !root.is_dir() {
-        eprintln!("skipped: no models at {}", root.display());
+        common::data_missing(&format!("no models at {}", root.display()));
         return;
     }
     for name in ["light_squeezenet", "light_resnet50"] {

@@ -5,6 +5,8 @@
 //! `$ONNX_BACKEND_DIR/*/model.onnx`) and `../shared/models/*/model.onnx`,
 //! skipping, with a message, the folders that are absent.
 
+mod common;
+
 use onnx_light::proto::{
     decode_model, encode_model, load_model, save_model, ExternalOptions, GraphProto, ModelProto,
     OperatorSetIdProto, StringStringEntryProto, TensorProto,
@@ -34,7 +36,7 @@ fn model_files() -> (Vec<PathBuf>, bool) {
     let mut all_present = true;
     for dir in [backend_dir(), root().join("../shared/models")] {
         let Ok(entries) = std::fs::read_dir(&dir) else {
-            eprintln!("skipped: no models under {}", dir.display());
+            common::data_missing(&format!("no models under {}", dir.display()));
             all_present = false;
             continue;
         };
@@ -75,7 +77,7 @@ impl Drop for TempDir {
 fn real_models_round_trip() {
     let (files, all_present) = model_files();
     if files.is_empty() {
-        eprintln!("skipped: no model files found");
+        common::data_missing("no model files found");
         return;
     }
     let mut identical = 0;

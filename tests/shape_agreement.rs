@@ -4,6 +4,8 @@
 //! UNKNOWN, never MISMATCH. Also reports the share of values with a
 //! complete inferred shape.
 
+mod common;
+
 use onnx_light::runtime::backend::{collect_cases, load_case};
 use onnx_light::runtime::{EventAction, EventKind, Plan, RunOptions};
 use onnx_light::shape::{self, CheckStatus, TypeInfo};
@@ -20,7 +22,7 @@ fn suite_dir() -> PathBuf {
 fn inferred_shapes_agree_with_runtime_shapes() {
     let dir = suite_dir();
     if !dir.is_dir() {
-        eprintln!("skipped: no backend suite at {}", dir.display());
+        common::data_missing(&format!("no backend suite at {}", dir.display()));
         return;
     }
     let cases = collect_cases(&[dir]).expect("the suite has cases");
