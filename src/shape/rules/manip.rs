@@ -438,21 +438,62 @@ fn slice_len(d: &Dim, start: i64, end: i64, step: i64) -> Dim {
         };
         return int_dim(len);
     }
-    // symbolic dimension: exact for the common non-negative forward cases
+    // a symbolic dimension: ONNX's clamping written with Min/Max, so the
+    // length is exact for every size of the symbol. Starts and ends past
+    // 2^31-1 (INT_MAX, INT64_MAX: "to the end") are taken as beyond any
+    // dimension.
     let d = d.as_ref()?;
-    if step == 1 && start >= 0 && end == i64::MAX {
-        return Some(Expr::max(&d.sub(&Expr::int(start)), &Expr::int(0)));
+    const BIG: i64 = i32::MAX as i64;
+    let int = Expr::int;
+    let zero = int(0);
+    if step > 0 {
+        let s = if start >= 0 {
+            // a start past the end gives a non-positive difference below
+            int(start.min(BIG))
+        } else if start <= -BIG {
+            zero.clone()
+        } else {
+            Expr::max(&d.add(&int(start)), &zero)
+        };
+        let e = if end >= BIG {
+            d.clone()
+        } else if end >= 0 {
+            Expr::min(&int(end), d)
+        } else if end <= -BIG {
+            zero.clone()
+        } else {
+            // no clamp at 0 needed: below it, e - s is negative anyway
+            d.add(&int(end))
+        };
+        let len = e.sub(&s).add(&int(step - 1)).floor_div(&int(step));
+        return Some(Expr::max(&len, &zero));
     }
-    if step == 1 && start >= 0 && end < 0 && end > i64::MIN / 2 {
-        return Some(Expr::max(
-            &d.add(&Expr::int(end)).sub(&Expr::int(start)),
-            &Expr::int(0),
-        ));
-    }
-    if step == 1 && start < 0 && start > i64::MIN / 2 && end == i64::MAX {
-        return Some(Expr::min(&Expr::int(-start), d));
-    }
-    None
+    let k = step.checked_neg()?;
+    let last = d.sub(&int(1));
+    let s = if start >= BIG {
+        last.clone()
+    } else if start >= 0 {
+        Expr::min(&int(start), &last)
+    } else if start <= -BIG {
+        zero.clone()
+    } else if start == -1 {
+        // d-1 is below 0 only for an empty dimension, which stays empty
+        last.clone()
+    } else {
+        Expr::max(&d.add(&int(start)), &zero)
+    };
+    let e = if end <= -BIG {
+        int(-1)
+    } else if end < 0 {
+        Expr::max(&d.add(&int(end)), &int(-1))
+    } else if end >= BIG {
+        last.clone()
+    } else {
+        Expr::min(&int(end), &last)
+    };
+    let len = s.sub(&e).add(&int(k - 1)).floor_div(&int(k));
+    // never more than the dimension (an empty one stays empty)
+    Some(Expr::max(&Expr::min(&len, d), &zero))
 }
 
 pub fn slice(cx: &mut InferCtx) -> Result<(), ShapeError> {
@@ -1236,4 +1277,33 @@ mod tests {
     }
 
     use crate::runtime::kernels::manip::testing::MINE;
+
+    /// The symbolic slice length equals the constant one for every size,
+    /// start, end and step in a grid (ends and starts past 2^31-1 included).
+    #[test]
+    fn symbolic_slice_lengths_are_exact() {
+        let big = [i64::MAX, i32::MAX as i64, -(i32::MAX as i64), i64::MIN + 1];
+        let mut bounds: Vec<i64> = (-7..=7).collect();
+        bounds.extend(big);
+        let n = Expr::sym("n");
+        for step in [-3, -2, -1, 1, 2, 3] {
+            for &start in &bounds {
+                for &end in &bounds {
+                    let sym = super::slice_len(&Some(n.clone()), start, end, step)
+                        .expect("a symbolic length");
+                    for d in 0..=9i64 {
+                        let want = super::slice_len(&Some(Expr::int(d)), start, end, step)
+                            .and_then(|e| e.as_int())
+                            .unwrap();
+                        let b: crate::expr::Bindings = [("n".to_string(), d)].into_iter().collect();
+                        assert_eq!(
+                            sym.eval(&b).unwrap(),
+                            want,
+                            "n={d} start={start} end={end} step={step}: {sym}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
