@@ -102,3 +102,23 @@ fn foreign_declared_dims_are_read_and_merged_with_inference() {
     assert_eq!(find("y")["shape"][2], "(height-1)//4+1");
     assert!(rest.contains("5 OK, 0 MISMATCH, 0 UNKNOWN"), "{rest}");
 }
+
+#[test]
+fn every_name_the_printer_writes_parses_back() {
+    use onnx_light::text;
+    let src = std::fs::read_to_string(
+        common::root().join("tests/fixtures/converter/odd_names.txt"),
+    )
+    .unwrap();
+    let m = text::parse_model(&src).unwrap();
+    assert_eq!(text::expressible(&m), Ok(()));
+    let printed = text::print_model(&m);
+    let back = text::parse_model(&printed).unwrap_or_else(|e| panic!("{e}\n{printed}"));
+    assert_eq!(back, m, "{printed}");
+    assert_eq!(text::print_model(&back), printed);
+    // and the shell runs it through the quoted names
+    let out = shell(
+        "load tests/fixtures/converter/odd_names.txt; run \"in:0\"=[1.0,2.0] \"cond.1\"=true",
+    );
+    assert!(out.stdout.contains("\"out/0\" =\n[2. 3.]"), "{}", out.stdout);
+}
