@@ -106,10 +106,9 @@ fn foreign_declared_dims_are_read_and_merged_with_inference() {
 #[test]
 fn every_name_the_printer_writes_parses_back() {
     use onnx_light::text;
-    let src = std::fs::read_to_string(
-        common::root().join("tests/fixtures/converter/odd_names.txt"),
-    )
-    .unwrap();
+    let src =
+        std::fs::read_to_string(common::root().join("tests/fixtures/converter/odd_names.txt"))
+            .unwrap();
     let m = text::parse_model(&src).unwrap();
     assert_eq!(text::expressible(&m), Ok(()));
     let printed = text::print_model(&m);
@@ -120,5 +119,9 @@ fn every_name_the_printer_writes_parses_back() {
     let out = shell(
         "load tests/fixtures/converter/odd_names.txt; run \"in:0\"=[1.0,2.0] \"cond.1\"=true",
     );
-    assert!(out.stdout.contains("\"out/0\" =\n[2. 3.]"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("\"out/0\" =\n[2. 3.]"),
+        "{}",
+        out.stdout
+    );
 }

@@ -278,6 +278,18 @@ mod tests {
     }
 
     #[test]
+    fn buffers_held_together_are_summed() {
+        // 2^61 elements of 8 bytes pass 2^64 bytes: no byte count at all
+        let big = [1usize << 31, 1 << 30];
+        assert_eq!(check_together(&[(&big, 8, 4)]).unwrap_err().bytes, None);
+        // small parts add up exactly
+        assert_eq!(
+            check_together(&[(&[10], 8, 1), (&[3, 2], 4, 2)]),
+            Ok(80 + 48)
+        );
+    }
+
+    #[test]
     fn the_allocator_counts() {
         let v: Vec<u8> = Vec::with_capacity(64 << 20);
         // other tests allocate and free concurrently: only a lower bound holds
