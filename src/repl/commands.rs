@@ -475,7 +475,14 @@ fn shape_text(dims: Option<&[Dim]>) -> String {
     match dims {
         None => "?".into(),
         Some(d) if d.len() == 1 => format!("({},)", shape::format_dims(d)),
-        Some(d) => format!("({})", shape::format_dims(d).replace(',', ", ")),
+        // dims one by one: an expression like Max(0, L-2) holds commas too
+        Some(d) => format!(
+            "({})",
+            d.iter()
+                .map(|x| shape::format_dims(std::slice::from_ref(x)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }
 
