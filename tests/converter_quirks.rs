@@ -37,21 +37,33 @@ fn unknown_dims_are_each_their_own_symbol() {
     assert!(o.contains("4 OK, 0 MISMATCH, 0 UNKNOWN"), "{o}");
 }
 
+/// Every fixture survives binary -> text -> binary through the shell's
+/// `save` and `load`, unchanged.
 #[test]
-fn unknown_dims_survive_a_text_round_trip() {
+fn converter_fixtures_survive_a_text_round_trip() {
     let dir = std::env::temp_dir().join(format!("onnx-light-quirks-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let txt = dir.join("m.txt");
-    let bin = dir.join("m.onnx");
-    shell(&format!(
-        "load tests/fixtures/converter/unknown_dims.txt; save {}; load {}; save {}; load {}",
-        txt.display(),
-        txt.display(),
-        bin.display(),
-        bin.display()
-    ));
-    let text = std::fs::read_to_string(&txt).unwrap();
-    assert!(text.contains(r#"float[-1,3,"?",""] x"#), "{text}");
+    for fixture in ["unknown_dims", "foreign_dims", "odd_names"] {
+        let src = format!("tests/fixtures/converter/{fixture}.txt");
+        let (bin, txt, bin2) = (dir.join("a.onnx"), dir.join("b.txt"), dir.join("c.onnx"));
+        shell(&format!(
+            "load {src}; save {}; load {}; save {}; load {}; save {}",
+            bin.display(),
+            bin.display(),
+            txt.display(),
+            txt.display(),
+            bin2.display()
+        ));
+        assert_eq!(
+            std::fs::read(&bin).unwrap(),
+            std::fs::read(&bin2).unwrap(),
+            "{fixture}: binary -> text -> binary changed the model"
+        );
+        if fixture == "unknown_dims" {
+            let text = std::fs::read_to_string(&txt).unwrap();
+            assert!(text.contains(r#"float[-1,3,"?",""] x"#), "{text}");
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
