@@ -222,3 +222,64 @@ fn tensor_data_survives_every_save_form() {
     assert!(!values.contains("= {}"), "{values}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn unknown_input_names_list_the_closest_inputs_only() {
+    let inputs: Vec<String> = (0..12).map(|i| format!("float[1] in{i}")).collect();
+    let sum: Vec<String> = (0..12).map(|i| format!("in{i}")).collect();
+    let model = format!(
+        "parse g ({}, float[1] w) => (float[1] y) <float[1] w = {{1.0}}> {{ y = Sum({}, w) }}",
+        inputs.join(", "),
+        sum.join(", ")
+    );
+    let o = run(
+        &["--no-color", "-c", &format!("{model}\nrun in_7=[1.0]")],
+        None,
+    );
+    assert_eq!(o.code, 1);
+    let err = o.stderr.lines().last().unwrap();
+    // the graph inputs to set, closest first; not the initializer 'w'
+    assert!(
+        err.ends_with("'in_7' is not an input of the model (closest inputs: in7, in0, in1, in10, in11, in2, in3, in4, and 4 more)"),
+        "{err}"
+    );
+    let o = run(&["--no-color", "-c", &format!("{model}\nprint in3")], None);
+    assert!(
+        o.stderr
+            .contains("input 'in3' is not set yet (use 'set in3 = TENSOR' or 'run in3=TENSOR')"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn an_empty_removal_log_says_release_was_off() {
+    let model = "parse g (float[2] x) => (float[2] y) { z = Neg(x)\n y = Neg(z) }";
+    let o = run(
+        &[
+            "--no-color",
+            "-c",
+            &format!("{model}\nrun x=[1.0,2.0]\nevents --action remove"),
+        ],
+        None,
+    );
+    assert!(
+        o.stdout
+            .contains("0 events (that run released nothing: release is off"),
+        "{}",
+        o.stdout
+    );
+    let o = run(
+        &[
+            "--no-color",
+            "-c",
+            &format!("{model}\nrun --release x=[1.0,2.0]\nevents --action remove"),
+        ],
+        None,
+    );
+    assert!(
+        o.stdout.contains("1 event") && !o.stdout.contains("released nothing"),
+        "{}",
+        o.stdout
+    );
+}

@@ -756,15 +756,37 @@ fn eval_tensor(s: &mut Session, text: &str) -> R<Value> {
     res.map_err(CmdError)
 }
 
+/// How many input names an error lists.
+const NAMES_SHOWN: usize = 8;
+
+/// "not an input": the inputs a user has to set (not those an initializer
+/// gives a default), closest first.
+fn not_an_input(name: &str, decl: &[(String, Option<TypeInfo>, bool)]) -> String {
+    let mut names: Vec<&str> = decl
+        .iter()
+        .filter(|(_, _, init)| !init)
+        .map(|(n, _, _)| n.as_str())
+        .collect();
+    names.sort_by_key(|n| (edit_distance(name, n), *n));
+    let more = names.len().saturating_sub(NAMES_SHOWN);
+    let shown: Vec<String> = names
+        .iter()
+        .take(NAMES_SHOWN)
+        .map(|n| quote_name(n))
+        .collect();
+    let list = match (shown.len(), more) {
+        (0, _) => "the model has no inputs to set".to_string(),
+        (_, 0) => format!("inputs: {}", shown.join(", ")),
+        _ => format!("closest inputs: {}, and {more} more", shown.join(", ")),
+    };
+    format!("'{name}' is not an input of the model ({list})")
+}
+
 /// Sets an input, converting to the declared element type when exact.
 fn set_input(s: &mut Session, name: &str, expr: &str) -> R<()> {
     let decl = declared_inputs(s)?;
     let Some((_, ty, _)) = decl.iter().find(|(n, _, _)| n == name) else {
-        let names: Vec<String> = decl.iter().map(|(n, _, _)| quote_name(n)).collect();
-        return Err(CmdError(format!(
-            "'{name}' is not an input of the model (inputs: {})",
-            names.join(", ")
-        )));
+        return Err(CmdError(not_an_input(name, &decl)));
     };
     let v = eval_tensor(s, expr).map_err(|e| CmdError(format!("input '{name}': {e}")))?;
     let v = match (v, ty.as_ref().and_then(|t| t.elem())) {
@@ -993,7 +1015,19 @@ fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
                     "'{name}' was released during the last run (run with --no-release to keep it)"
                 )
             } else {
-                format!("no value named '{name}' (not an input, output, initializer, or value held after the run)")
+                let is_input = s
+                    .model()
+                    .ok()
+                    .and_then(|m| m.graph.as_ref())
+                    .is_some_and(|g| g.input.iter().any(|i| i.name() == name));
+                if is_input {
+                    format!(
+                        "input '{name}' is not set yet (use 'set {0} = TENSOR' or 'run {0}=TENSOR')",
+                        quote_name(&name)
+                    )
+                } else {
+                    format!("no value named '{name}' (not an input, output, initializer, or value held after the run)")
+                }
             }))
         }
     }
@@ -1213,6 +1247,18 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
             rows.len(),
             if rows.len() == 1 { "" } else { "s" }
         ));
+        // removals asked for, and the run released nothing: say why
+        let asks_remove = actions
+            .as_ref()
+            .is_some_and(|a| a.contains(&EventAction::Remove));
+        if rows.is_empty()
+            && asks_remove
+            && !run.events.iter().any(|e| e.action == EventAction::Remove)
+        {
+            t.push_str(
+                " (that run released nothing: release is off; `config release on` or `run --release`)",
+            );
+        }
         s.say(t);
         return Ok(Flow::Continue);
     }
