@@ -136,10 +136,16 @@ fn catch_ctrl_c() {
     }
 }
 
-/// Runs one typed line, forgetting a Ctrl-C pressed before it.
+/// Runs one typed line, forgetting a Ctrl-C pressed before it; its status
+/// lines go to stderr here, its output and error to the caller.
 fn run_line(s: &mut Session, line: &str) -> Result<(String, Flow), repl::CmdError> {
     onnx_light::runtime::limits::clear_interrupt();
-    s.execute(line)
+    let result = s.execute(line);
+    let st = s.take_status();
+    if !st.is_empty() {
+        eprintln!("{st}");
+    }
+    result
 }
 
 fn interactive(s: &mut Session, color: bool) -> ExitCode {
@@ -169,10 +175,6 @@ fn interactive(s: &mut Session, color: bool) -> ExitCode {
         match ed.readline(&prompt) {
             Ok(line) => match run_line(s, &line) {
                 Ok((text, flow)) => {
-                    let st = s.take_status();
-                    if !st.is_empty() {
-                        eprintln!("{st}");
-                    }
                     if !text.is_empty() {
                         out(&text);
                     }
@@ -180,13 +182,7 @@ fn interactive(s: &mut Session, color: bool) -> ExitCode {
                         break;
                     }
                 }
-                Err(e) => {
-                    let st = s.take_status();
-                    if !st.is_empty() {
-                        eprintln!("{st}");
-                    }
-                    err_line(&format!("error: {}", e.0), color)
-                }
+                Err(e) => err_line(&format!("error: {}", e.0), color),
             },
             Err(rustyline::error::ReadlineError::Interrupted) => continue,
             Err(rustyline::error::ReadlineError::Eof) => break,

@@ -95,18 +95,27 @@ fn eval128(e: &Expr, b: &Bindings) -> Result<i128, Fail> {
         Expr::Mod(x, y) => eval_div(DivKind::Mod, x, y, b),
         Expr::Max(xs) | Expr::Min(xs) => {
             let is_max = matches!(e, Expr::Max(_));
-            let mut best: Option<i128> = None;
-            for x in xs {
-                let v = eval128(x, b)?;
-                best = Some(match best {
-                    Some(o) if is_max => o.max(v),
-                    Some(o) => o.min(v),
-                    None => v,
-                });
-            }
-            Ok(best.ok_or_else(|| empty(is_max))?)
+            Ok(extreme(is_max, xs.iter().map(|x| eval128(x, b)))?.ok_or_else(|| empty(is_max))?)
         }
     }
+}
+
+/// The largest (`is_max`) or smallest of some values, each evaluated in
+/// turn (the first error stops); `None` when there are none.
+fn extreme<T: Ord, E>(
+    is_max: bool,
+    values: impl Iterator<Item = Result<T, E>>,
+) -> Result<Option<T>, E> {
+    let mut best: Option<T> = None;
+    for v in values {
+        let v = v?;
+        best = Some(match best {
+            Some(o) if is_max => o.max(v),
+            Some(o) => o.min(v),
+            None => v,
+        });
+    }
+    Ok(best)
 }
 
 /// `x op y` with Python semantics, exactly; `y` is nonzero.
@@ -142,16 +151,7 @@ fn eval_big(e: &Expr, b: &Bindings) -> Result<BigInt, ExprError> {
         }
         Expr::Max(xs) | Expr::Min(xs) => {
             let is_max = matches!(e, Expr::Max(_));
-            let mut best: Option<BigInt> = None;
-            for x in xs {
-                let v = eval_big(x, b)?;
-                best = Some(match best {
-                    Some(o) if is_max => o.max(v),
-                    Some(o) => o.min(v),
-                    None => v,
-                });
-            }
-            best.ok_or_else(|| empty(is_max))
+            extreme(is_max, xs.iter().map(|x| eval_big(x, b)))?.ok_or_else(|| empty(is_max))
         }
     }
 }

@@ -174,18 +174,12 @@ impl Session {
 
     /// Appends a line to the command's output.
     pub(crate) fn say(&mut self, s: impl AsRef<str>) {
-        if !self.out.is_empty() && !self.out.ends_with('\n') {
-            self.out.push('\n');
-        }
-        self.out.push_str(s.as_ref());
+        push_line(&mut self.out, s.as_ref());
     }
 
     /// Adds a status line (shown on standard error by the caller).
     pub(crate) fn status(&mut self, s: impl AsRef<str>) {
-        if !self.status.is_empty() && !self.status.ends_with('\n') {
-            self.status.push('\n');
-        }
-        self.status.push_str(s.as_ref());
+        push_line(&mut self.status, s.as_ref());
     }
 
     /// The status lines of the commands run since the last call.
@@ -198,6 +192,14 @@ impl Session {
             .as_ref()
             .ok_or_else(|| CmdError("no model: use 'load PATH' or 'parse TEXT' first".into()))
     }
+}
+
+/// Appends `s` to `buf` as a new line.
+fn push_line(buf: &mut String, s: &str) {
+    if !buf.is_empty() && !buf.ends_with('\n') {
+        buf.push('\n');
+    }
+    buf.push_str(s);
 }
 
 /// One command of a script: its text and the line it starts on.

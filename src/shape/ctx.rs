@@ -58,11 +58,13 @@ fn exact_float_limit(dtype: DataType) -> Option<f64> {
 }
 
 impl SymValue {
+    /// Largest tensor (in elements) whose value is tracked.
+    pub const MAX_TRACKED: usize = 1024;
+
     /// The value of a small constant tensor: integers and booleans, and
     /// floats whose elements are all integers the type holds exactly.
     pub fn of_tensor(t: &Tensor) -> Option<SymValue> {
-        const MAX_TRACKED: usize = 1024;
-        if t.len() > MAX_TRACKED {
+        if t.len() > Self::MAX_TRACKED {
             return None;
         }
         let d = t.dtype();

@@ -173,16 +173,14 @@ struct Engine {
     rules: HashMap<(String, String), Option<ShapeRule>>,
 }
 
-/// Largest initializer (in elements) whose values are tracked.
-const MAX_TRACKED: usize = 1024;
-
 fn sym_value_of(t: &crate::proto::TensorProto) -> Option<SymValue> {
     // dims come from the file: checked, as a product may overflow
     let n = t
         .dims
         .iter()
         .try_fold(1i64, |a, &d| if d < 0 { None } else { a.checked_mul(d) })?;
-    if n as usize > MAX_TRACKED {
+    // checked before decoding: a large initializer is never read here
+    if n as usize > SymValue::MAX_TRACKED {
         return None;
     }
     SymValue::of_tensor(&tensor::from_proto(t).ok()?)
