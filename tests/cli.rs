@@ -283,3 +283,53 @@ fn an_empty_removal_log_says_release_was_off() {
         o.stdout
     );
 }
+
+#[test]
+fn a_failing_sourced_script_keeps_its_output_and_one_location() {
+    let dir = std::env::temp_dir().join(format!("onnx-light-src-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let inner = dir.join("inner.repl");
+    let outer = dir.join("outer.repl");
+    let me = dir.join("self.repl");
+    std::fs::write(&inner, "eval 10\neval foo(1)\neval 11\n").unwrap();
+    let (i, o, m) = (
+        inner.to_string_lossy().to_string(),
+        outer.to_string_lossy().to_string(),
+        me.to_string_lossy().to_string(),
+    );
+    std::fs::write(&outer, format!("eval 1\nsource {i}\neval 2\n")).unwrap();
+    std::fs::write(&me, format!("source {m}\n")).unwrap();
+    let r = run(&["--no-color", &o], None);
+    assert_eq!(r.code, 1);
+    // the lines before the error printed their output; the error names
+    // the inner line once and where it was sourced from
+    assert_eq!(r.stdout, "1\n10\n");
+    assert!(
+        r.stderr
+            .starts_with(&format!("{i}:2: error: unknown function 'foo'")),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.ends_with(&format!("  sourced from {o}:2\n")),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.matches("error:").count(), 1, "{}", r.stderr);
+    // a script that sources itself stops at a depth, in one short message
+    let r = run(&["--no-color", &m], None);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stderr.matches("error:").count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("nested more than 16 deep"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains(&format!("sourced from {m}:1 (×16)")),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.lines().count() <= 3, "{}", r.stderr);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1536,7 +1536,12 @@ fn cmd_source(s: &mut Session, a: &Args) -> R<Flow> {
     s.out = collected;
     s.status(notes.trim_end());
     match end {
-        super::ScriptEnd::Failed(msg) => Err(CmdError(msg)),
+        super::ScriptEnd::Failed(msg) => {
+            // the message names the sourced file's line; the caller adds
+            // where it was sourced from
+            s.error_located = true;
+            Err(CmdError(msg))
+        }
         super::ScriptEnd::Quit => Ok(Flow::Quit),
         super::ScriptEnd::Done => Ok(Flow::Continue),
     }

@@ -105,6 +105,9 @@ pub struct Session {
     /// Status lines (`loaded …`, `N = 2`) not yet shown: they go to
     /// standard error, so standard output holds only the data asked for.
     pub(crate) status: String,
+    /// The last error came from a `source`d script and already names its
+    /// file and line (see [`Session::error_text`]).
+    pub(crate) error_located: bool,
 }
 
 impl Default for Session {
@@ -131,6 +134,7 @@ impl Session {
             source_depth: 0,
             out: String::new(),
             status: String::new(),
+            error_located: false,
         }
     }
 
@@ -161,8 +165,11 @@ impl Session {
     }
 
     /// Runs one command line (which may span lines) and returns its output.
+    /// When it fails, the output it printed before the error stays for
+    /// [`Session::take_output`].
     pub fn execute(&mut self, line: &str) -> Result<(String, Flow), CmdError> {
         self.out.clear();
+        self.error_located = false;
         // the last line of defence: a bug that panics ends this command
         // with an error, not the session
         let flow = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -170,6 +177,25 @@ impl Session {
         }))
         .unwrap_or_else(|p| Err(CmdError(internal_error(p.as_ref()))))?;
         Ok((std::mem::take(&mut self.out), flow))
+    }
+
+    /// The output a failed command printed before its error.
+    pub fn take_output(&mut self) -> String {
+        std::mem::take(&mut self.out)
+    }
+
+    /// The text of an error of the last command: `error: MESSAGE`, or with
+    /// `at = Some((FILE, LINE))` `FILE:LINE: error: MESSAGE`. An error
+    /// inside a `source`d script keeps its own `FILE:LINE:` and gains a
+    /// `sourced from` line instead (repeats folded: `(×16)`).
+    pub fn error_text(&mut self, at: Option<(&str, usize)>, e: &CmdError) -> String {
+        let located = std::mem::take(&mut self.error_located);
+        match (at, located) {
+            (Some((file, line)), true) => add_sourced_from(&e.0, &format!("{file}:{line}")),
+            (Some((file, line)), false) => format!("{file}:{line}: error: {}", e.0),
+            (None, true) => e.0.clone(),
+            (None, false) => format!("error: {}", e.0),
+        }
     }
 
     /// Appends a line to the command's output.
@@ -200,6 +226,24 @@ fn push_line(buf: &mut String, s: &str) {
         buf.push('\n');
     }
     buf.push_str(s);
+}
+
+/// Appends `  sourced from PLACE` to a located error, folding a repeat of
+/// the last line into a count.
+fn add_sourced_from(msg: &str, place: &str) -> String {
+    let line = format!("  sourced from {place}");
+    let (head, last) = msg.rsplit_once('\n').unwrap_or(("", msg));
+    if let Some(rest) = last.strip_prefix(line.as_str()) {
+        let n = rest
+            .strip_prefix(" (×")
+            .and_then(|r| r.strip_suffix(')'))
+            .and_then(|r| r.parse::<usize>().ok())
+            .unwrap_or(1);
+        if rest.is_empty() || n > 1 {
+            return format!("{head}\n{line} (×{})", n + 1);
+        }
+    }
+    format!("{msg}\n{line}")
 }
 
 /// One command of a script: its text and the line it starts on.
@@ -330,7 +374,11 @@ pub fn run_script(
             }
             Err(e) => {
                 failures += 1;
-                let msg = format!("{name}:{}: error: {}", cmd.line, e.0);
+                let partial = s.take_output();
+                if !partial.is_empty() {
+                    print(&partial);
+                }
+                let msg = s.error_text(Some((name, cmd.line)), &e);
                 if keep_going && !stop {
                     eprint(&msg);
                 } else {
