@@ -1,6 +1,5 @@
 //! The `onnx-light` binary: a thin shell over the library (SPEC §1).
 
-use colored::Colorize;
 use onnx_light::repl::{self, editor::ShellHelper, Flow, ScriptEnd, Session};
 use onnx_light::runtime::backend;
 use std::io::{IsTerminal, Read, Write};
@@ -9,23 +8,35 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage:
   onnx-light                          interactive shell
-  onnx-light FILE.repl [FILE.repl...] run scripts in one session
-  onnx-light -c \"CMD; CMD\"            run commands given inline
+  onnx-light FILE.repl [FILE.repl...] run scripts in one session (`-` reads
+                                      standard input; `--` ends the options)
+  onnx-light -c \"CMD; CMD\"            run commands given inline (with scripts:
+                                      in the order given)
+  onnx-light help [COMMAND]           this help and the shell's commands
   onnx-light test PATH... [--json] [--rtol R] [--atol A]
                                       run ONNX backend test folders (floats
                                       pass when |got-want| <= A + R*|want|;
                                       defaults R=1e-3, A=1e-7)
 options:
   --no-color     plain output (also NO_COLOR=1, or when stdout is not a terminal)
-  --keep-going   report a failing script line and continue
+  --keep-going   report a failing script line and continue (then the next
+                 script; the exit code is 1 if anything failed)
   -h, --help     this help
   -V, --version  the version";
 
+/// What to run, in the order given on the command line.
+enum Source {
+    Inline(String),
+    Script(PathBuf),
+    Stdin,
+}
+
 struct Cli {
-    scripts: Vec<PathBuf>,
-    inline: Vec<String>,
+    sources: Vec<Source>,
     keep_going: bool,
+    /// Colour on standard output / standard error, decided per stream.
     color: bool,
+    err_color: bool,
 }
 
 fn out(s: &str) {
@@ -33,9 +44,11 @@ fn out(s: &str) {
     let _ = writeln!(o, "{s}");
 }
 
+/// An error line on stderr, red when stderr is a terminal (decided apart
+/// from stdout's colour: `2>err.log` gets plain text).
 fn err_line(s: &str, color: bool) {
     if color {
-        eprintln!("{}", s.red());
+        eprintln!("\x1b[31m{s}\x1b[0m");
     } else {
         eprintln!("{s}");
     }
@@ -198,31 +211,26 @@ fn interactive(s: &mut Session, color: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn run_text(s: &mut Session, name: &str, text: &str, cli: &Cli) -> Result<bool, ExitCode> {
-    let mut failures = 0;
+/// Runs a script's text; `Ok(false)` when it quit the shell. A failure
+/// has already been reported on stderr.
+fn run_text(s: &mut Session, name: &str, text: &str, cli: &Cli) -> Result<bool, ()> {
     let mut print = |o: &str| out(o);
-    let mut eprint = |e: &str| err_line(e, cli.color);
+    let mut eprint = |e: &str| err_line(e, cli.err_color);
     let mut status = |o: &str| eprintln!("{o}");
     let output = repl::ScriptOutput {
         print: &mut print,
         status: &mut status,
         eprint: &mut eprint,
     };
-    let (end, f) = repl::run_script(s, name, text, cli.keep_going, output);
-    failures += f;
+    let (end, failures) = repl::run_script(s, name, text, cli.keep_going, output);
     match end {
         ScriptEnd::Failed(msg) => {
-            err_line(&msg, cli.color);
-            Err(ExitCode::from(1))
+            err_line(&msg, cli.err_color);
+            Err(())
         }
         ScriptEnd::Quit => Ok(false),
-        ScriptEnd::Done => {
-            if failures > 0 {
-                Err(ExitCode::from(1))
-            } else {
-                Ok(true)
-            }
-        }
+        ScriptEnd::Done if failures > 0 => Err(()),
+        ScriptEnd::Done => Ok(true),
     }
 }
 
@@ -247,26 +255,43 @@ fn main() -> ExitCode {
 
 fn shell_main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    // `test` may follow the global flags: `onnx-light --no-color test DIR`
-    if let Some(t) = args
-        .iter()
-        .position(|a| !a.starts_with('-'))
-        .filter(|&t| args[t] == "test" && args[..t].iter().all(|a| a == "--no-color"))
-    {
-        return run_test(&args[t + 1..]);
+    // `test` and `help` may follow the global flags: `onnx-light --no-color test DIR`
+    let first = args.iter().position(|a| !a.starts_with('-'));
+    if let Some(t) = first.filter(|&t| args[..t].iter().all(|a| a == "--no-color")) {
+        match args[t].as_str() {
+            "test" => return run_test(&args[t + 1..]),
+            "help" => return run_help(&args[t + 1..]),
+            _ => {}
+        }
     }
     catch_ctrl_c();
+    let wants_color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let mut cli = Cli {
-        scripts: vec![],
-        inline: vec![],
+        sources: vec![],
         keep_going: false,
-        color: std::io::stdout().is_terminal()
-            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        color: wants_color && std::io::stdout().is_terminal(),
+        err_color: wants_color && std::io::stderr().is_terminal(),
     };
     let mut i = 0;
+    let mut options_done = false;
     while i < args.len() {
-        match args[i].as_str() {
-            "--no-color" => cli.color = false,
+        let a = args[i].as_str();
+        if options_done {
+            cli.sources.push(if a == "-" {
+                Source::Stdin
+            } else {
+                Source::Script(PathBuf::from(a))
+            });
+            i += 1;
+            continue;
+        }
+        match a {
+            "--" => options_done = true,
+            "-" => cli.sources.push(Source::Stdin),
+            "--no-color" => {
+                cli.color = false;
+                cli.err_color = false;
+            }
             "--keep-going" => cli.keep_going = true,
             "-h" | "--help" => {
                 out(USAGE);
@@ -279,59 +304,98 @@ fn shell_main() -> ExitCode {
             "-c" => {
                 i += 1;
                 match args.get(i) {
-                    Some(c) => cli.inline.push(c.clone()),
+                    Some(c) => cli.sources.push(Source::Inline(c.clone())),
                     None => {
                         eprintln!("error: -c needs a command string\n{USAGE}");
                         return ExitCode::from(2);
                     }
                 }
             }
-            a if a.starts_with('-') && a.len() > 1 => {
+            a if a.starts_with('-') => {
                 eprintln!("error: unknown option '{a}'\n{USAGE}");
                 return ExitCode::from(2);
             }
-            a => cli.scripts.push(PathBuf::from(a)),
+            a => cli.sources.push(Source::Script(PathBuf::from(a))),
         }
         i += 1;
     }
-    colored::control::set_override(cli.color);
-    let mut s = Session::new();
-    for c in &cli.inline.clone() {
-        let cmds = repl::split_inline(c);
-        let text = cmds.join("\n");
-        match run_text(&mut s, "-c", &text, &cli) {
-            Ok(true) => {}
-            Ok(false) => return ExitCode::SUCCESS,
-            Err(code) => return code,
-        }
-    }
-    for p in &cli.scripts.clone() {
-        let text = match repl::read_script(p) {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("error: {}", e.0);
-                return ExitCode::from(2);
-            }
-        };
-        match run_text(&mut s, &p.display().to_string(), &text, &cli) {
-            Ok(true) => {}
-            Ok(false) => return ExitCode::SUCCESS,
-            Err(code) => return code,
-        }
-    }
-    if !cli.inline.is_empty() || !cli.scripts.is_empty() {
-        return ExitCode::SUCCESS;
-    }
-    if std::io::stdin().is_terminal() {
-        return interactive(&mut s, cli.color);
-    }
-    let mut text = String::new();
-    if let Err(e) = std::io::stdin().read_to_string(&mut text) {
-        eprintln!("error: cannot read standard input: {e}");
+    if cli
+        .sources
+        .iter()
+        .filter(|s| matches!(s, Source::Stdin))
+        .count()
+        > 1
+    {
+        eprintln!("error: '-' (standard input) given more than once\n{USAGE}");
         return ExitCode::from(2);
     }
-    match run_text(&mut s, "<stdin>", &text, &cli) {
-        Ok(_) => ExitCode::SUCCESS,
-        Err(code) => code,
+    // the prompt and table colours follow stdout, error colours stderr
+    colored::control::set_override(cli.color);
+    let mut s = Session::new();
+    if cli.sources.is_empty() {
+        if std::io::stdin().is_terminal() {
+            return interactive(&mut s, cli.color);
+        }
+        cli.sources.push(Source::Stdin);
+    }
+    let mut failed = false;
+    for src in std::mem::take(&mut cli.sources) {
+        let (name, text) = match src {
+            Source::Inline(c) => ("-c".to_string(), repl::split_inline(&c).join("\n")),
+            Source::Script(p) => match repl::read_script(&p) {
+                Ok(t) => (p.display().to_string(), t),
+                Err(e) => {
+                    eprintln!("error: {}", e.0);
+                    return ExitCode::from(2);
+                }
+            },
+            Source::Stdin => {
+                let mut text = String::new();
+                if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+                    eprintln!("error: cannot read standard input: {e}");
+                    return ExitCode::from(2);
+                }
+                ("<stdin>".to_string(), text)
+            }
+        };
+        match run_text(&mut s, &name, &text, &cli) {
+            Ok(true) => {}
+            Ok(false) => break,
+            // with --keep-going a failing script does not stop the next one
+            Err(()) if cli.keep_going && !onnx_light::runtime::limits::interrupted() => {
+                failed = true
+            }
+            Err(()) => return ExitCode::from(1),
+        }
+    }
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `onnx-light help [COMMAND]`: the usage, then the shell's command list
+/// (or one command's help).
+fn run_help(args: &[String]) -> ExitCode {
+    let mut s = Session::new();
+    let topic = args
+        .iter()
+        .filter(|a| *a != "--no-color")
+        .cloned()
+        .collect::<Vec<_>>();
+    match s.execute(&format!("help {}", topic.join(" "))) {
+        Ok((text, _)) => {
+            if topic.is_empty() {
+                out(USAGE);
+                out("");
+            }
+            out(&text);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {}", e.0);
+            ExitCode::from(2)
+        }
     }
 }

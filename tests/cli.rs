@@ -333,3 +333,48 @@ fn a_failing_sourced_script_keeps_its_output_and_one_location() {
     assert!(r.stderr.lines().count() <= 3, "{}", r.stderr);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn arguments_run_in_the_order_given() {
+    let dir = std::env::temp_dir().join(format!("onnx-light-args-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let five = dir.join("five.repl");
+    let bad = dir.join("bad.repl");
+    std::fs::write(&five, "eval 5\n").unwrap();
+    std::fs::write(&bad, "eval 1\nbogus\neval 2\n").unwrap();
+    let (f, b) = (
+        five.to_string_lossy().to_string(),
+        bad.to_string_lossy().to_string(),
+    );
+    // -c and scripts in the order given, `-` is standard input, `--` ends options
+    let o = run(
+        &["--no-color", &f, "-c", "eval 7", "-", "--", &f],
+        Some("eval 9\n"),
+    );
+    assert_eq!(
+        (o.code, o.stdout.as_str()),
+        (0, "5\n7\n9\n5\n"),
+        "{}",
+        o.stderr
+    );
+    // --keep-going goes on after a failing line and to the next script; exit 1
+    let o = run(&["--no-color", "--keep-going", &b, &f], None);
+    assert_eq!(
+        (o.code, o.stdout.as_str()),
+        (1, "1\n2\n5\n"),
+        "{}",
+        o.stderr
+    );
+    // without it the first failure ends everything
+    let o = run(&["--no-color", &b, &f], None);
+    assert_eq!((o.code, o.stdout.as_str()), (1, "1\n"), "{}", o.stderr);
+    // `help` and `help COMMAND` as a subcommand, after global flags too
+    let o = run(&["--no-color", "help"], None);
+    assert_eq!(o.code, 0);
+    assert!(o.stdout.starts_with("usage:") && o.stdout.contains("commands:"));
+    let o = run(&["help", "bench"], None);
+    assert!(o.stdout.contains("--runs"), "{}", o.stdout);
+    let o = run(&["-", "-"], None);
+    assert_eq!(o.code, 2);
+    std::fs::remove_dir_all(&dir).ok();
+}

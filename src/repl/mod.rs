@@ -356,9 +356,10 @@ pub fn run_script(
         if !st.is_empty() {
             status(&st);
         }
-        // Ctrl-C ends the script at this line, even with keep_going
+        // Ctrl-C ends the script at this line, even with keep_going (and
+        // the scripts that sourced it: the flag stays set until the shell
+        // reads its next line)
         let stop = crate::runtime::limits::interrupted();
-        crate::runtime::limits::clear_interrupt();
         match result {
             Ok((out, flow)) => {
                 if !out.is_empty() {
