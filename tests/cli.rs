@@ -378,3 +378,38 @@ fn arguments_run_in_the_order_given() {
     assert_eq!(o.code, 2);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn event_values_keep_their_type_and_strings_their_quotes() {
+    let o = cmds(
+        "parse g (int64[N] a, float[M] f, string[K] s) => (int64[N] b) { b = Identity(a) }; \
+         run a=[9007199254740993, -1] f=[1.7, 2] s=[\"quote\\\"\", \"it's\", \"a b\"]; \
+         print s; events --kind input; events --kind input --format json; events --kind input --format csv",
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let out = &o.stdout;
+    // print and the events table quote strings as Python does
+    assert!(out.contains(r#"['quote"' "it's" 'a b']"#), "{out}");
+    assert!(out.contains(r#"['quote"', "it's", 'a b']"#), "{out}");
+    // the table prints integers whole, type names, floats at the precision
+    assert!(
+        out.contains("int64      [2]    2            [9007199254740993, -1]"),
+        "{out}"
+    );
+    // JSON keeps int64 exact and float32 short
+    let json_start = out.find("\n[\n").unwrap() + 1;
+    let json_end = out[json_start..].find("\n]").unwrap() + json_start + 2;
+    let v: serde_json::Value = serde_json::from_str(&out[json_start..json_end]).unwrap();
+    assert_eq!(v[0]["values"].to_string(), "[9007199254740993,-1]");
+    assert_eq!(v[1]["values"].to_string(), "[1.7,2.0]");
+    assert_eq!(v[2]["string_values"][0], "quote\"");
+    // CSV: lists as JSON arrays, quoted by the CSV rules
+    assert!(
+        out.contains(r#",7,[2],2,"[9007199254740993,-1]","#),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#","[""quote\"""",""it's"",""a b""]","#),
+        "{out}"
+    );
+}

@@ -2,14 +2,14 @@
 //! (name, usage, help, flags) drives dispatch, `help` and completion.
 
 use super::lex::{self, quote_name, split_assignment, unquote_name};
-use super::render::{json_number, tuple, Data, Format};
+use super::render::{tuple, Data, Format};
 use super::tensor_expr::{self, Env, Rng};
 use super::{CmdError, Flow, Session};
 use crate::expr::{Bindings, Expr};
 use crate::proto::{self, ExternalOptions};
 use crate::runtime::{EventAction, EventKind, Plan, RunOptions};
 use crate::shape::{self, Dim, TypeInfo};
-use crate::tensor::{render_tensor, DataType, Value};
+use crate::tensor::{quote_str, render_tensor, DataType, Value};
 use crate::text;
 use serde_json::{json, Value as Json};
 use std::collections::HashMap;
@@ -1167,7 +1167,7 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
             "data_type": e.data_type,
             "shape": e.shape,
             "value_count": e.value_count,
-            "values": event_values_json(e),
+            "values": e.values,
             "string_values": e.string_values,
             "truncated": e.truncated,
             "node": node_json.clone().unwrap_or(Json::Null),
@@ -1176,11 +1176,7 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
             "scope": e.scope,
         }));
         let vals = if e.string_values.is_empty() {
-            let v: Vec<String> = e
-                .values
-                .iter()
-                .map(|&x| crate::tensor::format_scalar(x, prec))
-                .collect();
+            let v: Vec<String> = e.values.iter().map(|x| x.table_text(prec)).collect();
             if v.is_empty() {
                 String::new()
             } else {
@@ -1191,7 +1187,12 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
                 )
             }
         } else {
-            format!("{:?}", e.string_values)
+            let q: Vec<String> = e.string_values.iter().map(|v| quote_str(v)).collect();
+            format!(
+                "[{}]{}",
+                q.join(", "),
+                if e.truncated { " ..." } else { "" }
+            )
         };
         let node_txt = e
             .node
@@ -1210,7 +1211,11 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
             e.action.name().into(),
             e.kind.name().into(),
             e.name.clone(),
-            e.data_type.to_string(),
+            // the table names the type (`int64`); JSON and CSV keep the number
+            match DataType::from_code(e.data_type) {
+                Some(t) if e.data_type != 0 => t.name().to_string(),
+                _ => String::new(),
+            },
             format!("{:?}", e.shape),
             e.value_count.to_string(),
             vals,
@@ -1264,13 +1269,18 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
     }
     if a.format == Format::Csv {
         for (r, e) in d.rows.iter_mut().zip(&evs) {
-            r[7] = e
-                .values
-                .iter()
-                .map(|v| v.to_string())
-                .collect::<Vec<_>>()
-                .join(" ");
-            r[8] = e.string_values.join(" ");
+            r[4] = e.data_type.to_string();
+            // lists as JSON arrays: ["a b"] and ["a","b"] stay apart
+            r[7] = if e.values.is_empty() {
+                String::new()
+            } else {
+                json!(e.values).to_string()
+            };
+            r[8] = if e.string_values.is_empty() {
+                String::new()
+            } else {
+                json!(e.string_values).to_string()
+            };
             r[10] = e
                 .node
                 .as_ref()
@@ -1280,21 +1290,6 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
     }
     emit(s, a, d);
     Ok(Flow::Continue)
-}
-
-/// Event values as JSON numbers: integers for integer and bool tensors.
-fn event_values_json(e: &crate::runtime::Event) -> Vec<Json> {
-    let int = DataType::from_code(e.data_type).is_some_and(|t| t.is_int() || t == DataType::Bool);
-    e.values
-        .iter()
-        .map(|&v| {
-            if int && v.fract() == 0.0 && v.abs() < 9.007e15 {
-                json!(v as i64)
-            } else {
-                json_number(v)
-            }
-        })
-        .collect()
 }
 
 fn cmd_check(s: &mut Session, a: &Args) -> R<Flow> {

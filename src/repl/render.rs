@@ -44,14 +44,7 @@ impl Data {
     pub fn render(&self, f: Format) -> String {
         match f {
             Format::Json => serde_json::to_string_pretty(&self.json).unwrap_or_default(),
-            Format::Csv => {
-                let mut out = csv_line(&self.headers);
-                for r in &self.rows {
-                    out.push('\n');
-                    out.push_str(&csv_line(r));
-                }
-                out
-            }
+            Format::Csv => csv_text(&self.headers, &self.rows),
             Format::Table => {
                 let mut out = table(&self.headers, &self.rows);
                 for l in &self.footer {
@@ -66,20 +59,22 @@ impl Data {
     }
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+/// RFC 4180 CSV (the `csv` crate quotes what needs quoting), without the
+/// final line break.
+fn csv_text(headers: &[String], rows: &[Vec<String>]) -> String {
+    let mut w = csv::WriterBuilder::new()
+        .flexible(true)
+        .from_writer(Vec::new());
+    for r in std::iter::once(headers).chain(rows.iter().map(Vec::as_slice)) {
+        // writing to memory cannot fail
+        let _ = w.write_record(r);
     }
-}
-
-fn csv_line(cells: &[String]) -> String {
-    cells
-        .iter()
-        .map(|c| csv_field(c))
-        .collect::<Vec<_>>()
-        .join(",")
+    let bytes = w.into_inner().unwrap_or_default();
+    let mut s = String::from_utf8_lossy(&bytes).into_owned();
+    while s.ends_with('\n') || s.ends_with('\r') {
+        s.pop();
+    }
+    s
 }
 
 /// Left-aligned columns separated by two spaces, with a header rule.
@@ -127,21 +122,5 @@ pub fn tuple(v: &[usize]) -> String {
         format!("({},)", inner[0])
     } else {
         format!("({})", inner.join(", "))
-    }
-}
-
-/// A float as JSON: integers-valued floats keep a `.0`, NaN/inf become
-/// strings (JSON has no such numbers).
-pub fn json_number(v: f64) -> Json {
-    if v.is_finite() {
-        serde_json::Number::from_f64(v)
-            .map(Json::Number)
-            .unwrap_or(Json::Null)
-    } else if v.is_nan() {
-        Json::String("nan".into())
-    } else if v > 0.0 {
-        Json::String("inf".into())
-    } else {
-        Json::String("-inf".into())
     }
 }

@@ -1,7 +1,7 @@
 //! The event log of a run (SPEC §5): every value added, replaced or removed,
 //! and every node run, in order.
 
-use crate::tensor::{Tensor, Value};
+use crate::tensor::{Scalar, Tensor, Value};
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -88,7 +88,8 @@ pub struct Event {
     pub data_type: i32,
     pub shape: Vec<usize>,
     pub value_count: usize,
-    pub values: Vec<f64>,
+    /// The first elements in their own type (exact integers, float32 as float32).
+    pub values: Vec<Scalar>,
     pub string_values: Vec<String>,
     pub truncated: bool,
     pub node: Option<EventNode>,
@@ -120,7 +121,7 @@ impl Event {
                 Tensor::Str(a) => {
                     ev.string_values = a.iter().take(max_values).cloned().collect();
                 }
-                _ => ev.values = t.head_f64(max_values).unwrap_or_default(),
+                _ => ev.values = t.head_scalars(max_values).unwrap_or_default(),
             }
             ev.truncated = ev.value_count > max_values;
         } else if let Value::Sequence { items, .. } = value {

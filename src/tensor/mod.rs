@@ -7,13 +7,15 @@ mod cast;
 mod convert;
 mod dtype;
 mod render;
+mod scalar;
 
 pub use convert::{
     from_proto, optional_from_proto, raw_to_typed, sequence_from_proto, to_proto,
     value_from_pb_bytes, PbKind, TensorError,
 };
 pub use dtype::DataType;
-pub use render::{format_scalar, render_tensor};
+pub use render::{format_scalar, quote_str, render_tensor};
+pub use scalar::Scalar;
 
 use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn};
@@ -261,24 +263,6 @@ impl Tensor {
                 .iter()
                 .map(|&c| convert::small_to_f64(*dtype, c))
                 .collect(),
-        })
-    }
-
-    /// The first `n` elements as f64 (`None` for strings), without copying the rest.
-    pub fn head_f64(&self, n: usize) -> Option<Vec<f64>> {
-        if matches!(self, Tensor::Str(_)) {
-            return None;
-        }
-        if self.len() <= n {
-            return self.to_f64_vec();
-        }
-        let flat = |v: Vec<f64>| v;
-        Some(match self {
-            Tensor::F32(a) => a.iter().take(n).map(|&v| v as f64).collect(),
-            Tensor::F64(a) => a.iter().take(n).copied().collect(),
-            Tensor::I64(a) => a.iter().take(n).map(|&v| v as f64).collect(),
-            Tensor::I32(a) => a.iter().take(n).map(|&v| v as f64).collect(),
-            other => flat(other.to_f64_vec()?.into_iter().take(n).collect()),
         })
     }
 

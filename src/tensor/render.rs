@@ -29,6 +29,35 @@ pub fn format_scalar(v: f64, precision: usize) -> String {
     trim_float(&format!("{:.*}", precision, v))
 }
 
+/// A string quoted as Python (and numpy) print it: `'a b'`, `"it's"`,
+/// `'say "hi"'`, `'both \' and "'`, with `\\`, `\n`, `\t`, `\r` and other
+/// control characters escaped.
+pub fn quote_str(s: &str) -> String {
+    let q = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(q);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c == q => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push(q);
+    out
+}
+
 fn trim_float(s: &str) -> String {
     if let Some(dot) = s.find('.') {
         let t = s.trim_end_matches('0');
@@ -43,10 +72,7 @@ fn trim_float(s: &str) -> String {
 /// Renders a tensor numpy-style with floats at `precision` decimals.
 pub fn render_tensor(t: &Tensor, precision: usize) -> String {
     let cells: Vec<String> = match t {
-        Tensor::Str(a) => a
-            .iter()
-            .map(|s| format!("{s:?}").replace('"', "'"))
-            .collect(),
+        Tensor::Str(a) => a.iter().map(|s| quote_str(s)).collect(),
         Tensor::Bool(a) => a
             .iter()
             .map(|&b| if b { "True" } else { "False" }.to_string())
@@ -89,7 +115,11 @@ pub fn render_tensor(t: &Tensor, precision: usize) -> String {
         // them recursively could exhaust the stack: print the values flat
         return render_flat(&cells, &shape, summarise);
     }
-    let width = cells.iter().map(|c| c.len()).max().unwrap_or(1);
+    // numbers align right in columns; strings are not padded (as numpy)
+    let width = match t {
+        Tensor::Str(_) => 0,
+        _ => cells.iter().map(|c| c.chars().count()).max().unwrap_or(1),
+    };
     let mut out = String::new();
     let strides: Vec<usize> = (0..shape.len())
         .map(|i| shape[i + 1..].iter().product())
@@ -209,6 +239,15 @@ mod tests {
             render_tensor(&t, 4),
             "[[ 0.  3.]\n [ 6.  9.]\n [12. 15.]\n [18. 21.]]"
         );
+    }
+
+    #[test]
+    fn strings_are_quoted_as_python_does() {
+        assert_eq!(quote_str("a b"), "'a b'");
+        assert_eq!(quote_str("it's"), "\"it's\"");
+        assert_eq!(quote_str("quote\""), "'quote\"'");
+        assert_eq!(quote_str("both ' and \""), "'both \\' and \"'");
+        assert_eq!(quote_str("a\\b\nc\u{1}"), "'a\\\\b\\nc\\x01'");
     }
 
     #[test]
