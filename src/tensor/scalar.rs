@@ -182,7 +182,7 @@ mod tests {
             "1.7000000476837158"
         );
         assert_eq!(Scalar::F16(f16::from_f32(0.1)).exact_text(), "0.1");
-        assert_eq!(Scalar::BF16(bf16::from_f32(3.14)).exact_text(), "3.14");
+        assert_eq!(Scalar::BF16(bf16::from_f32(1.23)).exact_text(), "1.23");
         assert_eq!(Scalar::F32(f32::NAN).exact_text(), "nan");
         assert_eq!(Scalar::Bool(true).table_text(4), "True");
         assert_eq!(Scalar::Int(-1).table_text(4), "-1");
