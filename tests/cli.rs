@@ -413,3 +413,48 @@ fn event_values_keep_their_type_and_strings_their_quotes() {
         "{out}"
     );
 }
+
+#[test]
+fn large_tensors_print_summarised_and_export_whole() {
+    let dir = std::env::temp_dir().join(format!("onnx-light-print-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let npy = dir.join("a.npy");
+    let csv = dir.join("a.csv");
+    let o = cmds(&format!(
+        "parse g (float[N] a) => (float[N] b) {{ b = Identity(a) }}; run a=arange(2000); \
+         print a --full; print a --format npy --out {}; print a --format csv --out {}; \
+         config line-width 30; config print-threshold 4; print a; \
+         run a=npy(\"{}\")",
+        npy.display(),
+        csv.display(),
+        npy.display()
+    ));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    // the run prints the output summarised: edge items around `...`
+    assert!(
+        o.stdout
+            .contains("[   0.    1.    2. ... 1997. 1998. 1999.]  # float (2000,)"),
+        "{}",
+        o.stdout
+    );
+    // --full prints all 2000 values wrapped to 75 columns
+    let full = o.stdout.split("a =\n").nth(1).unwrap();
+    let full = &full[..full.find('#').unwrap()];
+    assert_eq!(
+        full.replace(['[', ']'], " ").split_whitespace().count(),
+        2000
+    );
+    assert!(full.lines().all(|l| l.chars().count() <= 75), "{full}");
+    // the exports hold every element; .npy reads back
+    let bytes = std::fs::read(&npy).unwrap();
+    assert!(bytes.starts_with(b"\x93NUMPY") && bytes.ends_with(&1999f32.to_le_bytes()));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.trim_end().split(',').count(), 2000);
+    assert!(text.trim_end().ends_with(",1999.0"));
+    // narrower lines with the threshold lowered
+    let last = o.stdout.rsplit("a =\n").next().unwrap();
+    let last = &last[..last.find('#').unwrap()];
+    assert!(last.lines().count() > 1 && last.contains(" ... "), "{last}");
+    assert!(last.lines().all(|l| l.chars().count() <= 30), "{last}");
+    std::fs::remove_dir_all(&dir).ok();
+}

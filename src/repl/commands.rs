@@ -9,7 +9,7 @@ use crate::expr::{Bindings, Expr};
 use crate::proto::{self, ExternalOptions};
 use crate::runtime::{EventAction, EventKind, Plan, RunOptions};
 use crate::shape::{self, Dim, TypeInfo};
-use crate::tensor::{quote_str, render_tensor, DataType, Value};
+use crate::tensor::{quote_str, render_tensor_with, DataType, PrintOptions, Value};
 use crate::text;
 use serde_json::{json, Value as Json};
 use std::collections::HashMap;
@@ -108,11 +108,11 @@ pub static COMMANDS: &[Command] = &[
     cmd!("set", &[], "set NAME = TENSOR", "Set a model input to a tensor expression (arange(8).reshape(2,4), rand(N,4), [1, 2]...).", &[], raw = true, data = false, cmd_set),
     cmd!("inputs", &[], "inputs [--format F]", "Declared inputs, their types, and the values set.", &[FORMAT, OUT], raw = false, data = true, cmd_inputs),
     cmd!("run", &[], "run [NAME=TENSOR ...] [--release|--no-release]", "Set the given inputs, run the model, print the outputs.", &[Flag { name: "release", value: None, help: "release intermediates after their last use (this run)" }, Flag { name: "no-release", value: None, help: "keep every intermediate (this run)" }], raw = false, data = false, cmd_run),
-    cmd!("print", &[], "print NAME", "Print a tensor: an input, an output, an initializer, or a value still held after the run.", &[], raw = false, data = false, cmd_print),
+    cmd!("print", &[], "print NAME [--full] [--format text|json|csv|npy] [--out FILE]", "Print a tensor: an input, an output, an initializer, or a value still held after the run. Large tensors are summarised numpy-style (config print-threshold); --full prints every element; --format json|csv|npy exports the whole tensor (npy needs --out).", &[Flag { name: "full", value: None, help: "every element, never summarised" }, Flag { name: "format", value: Some("text|json|csv|npy"), help: "text (default), or the whole tensor as JSON, CSV or .npy" }, OUT], raw = false, data = false, cmd_print),
     cmd!("bench", &[], "bench [--runs N] [--warmup K] [NAME=TENSOR ...]", "Run the model K+N times with events off; print min, median and max milliseconds.", &[Flag { name: "runs", value: Some("N"), help: "timed runs (default 10)" }, Flag { name: "warmup", value: Some("K"), help: "untimed runs first (default 1)" }, FORMAT, OUT], raw = false, data = true, cmd_bench),
     cmd!("events", &[], "events [--action A[,A]] [--kind K[,K]] [--name NAME] [--format F]", "The event log of the last run, filtered.", &[Flag { name: "action", value: Some("A[,A]"), help: "add, replace, remove, run_node" }, Flag { name: "kind", value: Some("K[,K]"), help: "input, initializer, intermediate, output, node" }, Flag { name: "name", value: Some("NAME"), help: "one value or node name" }, FORMAT, OUT], raw = false, data = true, cmd_events),
     cmd!("check", &[], "check [--format F]", "For every value the last run produced: runtime shape, inferred shape, resolved shape, OK/MISMATCH/UNKNOWN.", &[FORMAT, OUT], raw = false, data = true, cmd_check),
-    cmd!("config", &[], "config [KEY [VALUE]]", "Show or set options: events on|off, release on|off, max-values N, precision N, seed N, threads N, max-memory SIZE|default (e.g. 4G), max-iterations N, max-events N.", &[], raw = false, data = false, cmd_config),
+    cmd!("config", &[], "config [KEY [VALUE]]", "Show or set options: events on|off, release on|off, max-values N, precision N, print-threshold N (tensors with more elements print summarised, default 1000), line-width N|auto, seed N, threads N, max-memory SIZE|default (e.g. 4G), max-iterations N, max-events N.", &[], raw = false, data = false, cmd_config),
     cmd!("source", &[], "source PATH", "Run a script inside the current session.", &[], raw = false, data = false, cmd_source),
     cmd!("help", &[], "help [COMMAND]", "List the commands, or describe one.", &[], raw = false, data = false, cmd_help),
     cmd!("quit", &["exit"], "quit", "Leave the shell.", &[], raw = false, data = false, cmd_quit),
@@ -234,7 +234,8 @@ fn parse_args(c: &Command, text: &str) -> R<Args> {
         }
         i += 1;
     }
-    if let Some(f) = flags.get("format").cloned().flatten() {
+    // data commands share one --format; others (print) read theirs
+    if let Some(f) = flags.get("format").cloned().flatten().filter(|_| c.data) {
         format = Format::parse(&f)?;
     }
     Ok(Args {
@@ -266,8 +267,9 @@ pub fn dispatch(s: &mut Session, line: &str) -> R<Flow> {
         lex::strip_comment(rest).to_string()
     };
     let args = parse_args(c, &rest)?;
+    s.out_written = false;
     let flow = (c.handler)(s, &args)?;
-    if let Some(path) = args.value("out") {
+    if let Some(path) = args.value("out").filter(|_| !s.out_written) {
         let text = std::mem::take(&mut s.out);
         let mut bytes = text.into_bytes();
         bytes.push(b'\n');
@@ -935,7 +937,7 @@ fn cmd_run(s: &mut Session, a: &Args) -> R<Flow> {
         max_values: s.config.max_values,
     };
     let res = with_pool(s, || p.run(inputs, &opts)).map_err(|e| CmdError(e.0))?;
-    let prec = s.config.precision;
+    let o = print_options(s, false);
     let mut text = Vec::new();
     if res.dropped_events > 0 {
         s.status(format!(
@@ -945,36 +947,91 @@ fn cmd_run(s: &mut Session, a: &Args) -> R<Flow> {
         ));
     }
     for (name, v) in &res.outputs {
-        text.push(format!("{} =\n{}", quote_name(name), render_value(v, prec)));
+        text.push(format!("{} =\n{}", quote_name(name), render_value(v, &o)));
     }
     s.last_run = Some(res);
     s.say(text.join("\n"));
     Ok(Flow::Continue)
 }
 
-fn render_value(v: &Value, prec: usize) -> String {
+fn render_value(v: &Value, o: &PrintOptions) -> String {
     match v {
         Value::Tensor(t) => format!(
             "{}  # {} {}",
-            render_tensor(t, prec),
+            render_tensor_with(t, o),
             t.dtype(),
             tuple(t.shape())
         ),
         Value::Sequence { items, elem_type } => {
             let mut out = format!("sequence of {} {elem_type} tensors", items.len());
             for (i, t) in items.iter().enumerate() {
-                out.push_str(&format!("\n[{i}] {}", render_tensor(t, prec)));
+                out.push_str(&format!("\n[{i}] {}", render_tensor_with(t, o)));
             }
             out
         }
         Value::Optional(None) => "None  # empty optional".into(),
-        Value::Optional(Some(v)) => render_value(v, prec),
+        Value::Optional(Some(v)) => render_value(v, o),
+    }
+}
+
+/// How the session prints tensors (`--full`: never summarised).
+fn print_options(s: &Session, full: bool) -> PrintOptions {
+    PrintOptions {
+        precision: s.config.precision,
+        threshold: if full {
+            usize::MAX
+        } else {
+            s.config.print_threshold
+        },
+        line_width: super::line_width(&s.config),
+    }
+}
+
+/// A whole tensor as `print --format json|csv|npy` writes it.
+fn export_tensor(name: &str, t: &crate::tensor::Tensor, format: &str) -> R<Vec<u8>> {
+    let all = t.len();
+    match format {
+        "json" => {
+            let values = match t {
+                crate::tensor::Tensor::Str(a) => json!(a.iter().collect::<Vec<_>>()),
+                _ => json!(t.head_scalars(all).unwrap_or_default()),
+            };
+            let j = json!({"name": name, "data_type": t.dtype().code(), "shape": t.shape(), "values": values});
+            Ok(serde_json::to_string_pretty(&j)
+                .unwrap_or_default()
+                .into_bytes())
+        }
+        "csv" => {
+            // one row per last-axis line (a scalar is one cell)
+            let texts: Vec<String> = match t {
+                crate::tensor::Tensor::Str(a) => a.iter().cloned().collect(),
+                _ => t
+                    .head_scalars(all)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|v| v.exact_text())
+                    .collect(),
+            };
+            let cols = t.shape().last().copied().unwrap_or(1).max(1);
+            let mut w = csv::WriterBuilder::new()
+                .flexible(true)
+                .from_writer(Vec::new());
+            for row in texts.chunks(cols) {
+                w.write_record(row)
+                    .map_err(|e| CmdError(format!("csv: {e}")))?;
+            }
+            w.into_inner().map_err(|e| CmdError(format!("csv: {e}")))
+        }
+        "npy" => crate::tensor::write_npy(t).map_err(|e| CmdError(format!("'{name}': {e}"))),
+        other => Err(CmdError(format!(
+            "unknown format '{other}' for print (text, json, csv or npy)"
+        ))),
     }
 }
 
 fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
     if a.rest.trim().is_empty() {
-        return Err("usage: print NAME".into());
+        return Err("usage: print NAME [--full] [--format text|json|csv|npy] [--out FILE]".into());
     }
     let name = unquote_name(&a.rest).map_err(CmdError)?;
     let found = s
@@ -994,14 +1051,38 @@ fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
             let t = g.initializer.iter().find(|t| t.name() == name)?;
             crate::tensor::from_proto(t).ok().map(Value::Tensor)
         });
+    let format = a.value("format").unwrap_or("text");
     match found {
+        Some(v) if format == "text" => {
+            let o = print_options(s, a.has("full"));
+            s.say(format!("{} =\n{}", quote_name(&name), render_value(&v, &o)));
+            Ok(Flow::Continue)
+        }
         Some(v) => {
-            let prec = s.config.precision;
-            s.say(format!(
-                "{} =\n{}",
-                quote_name(&name),
-                render_value(&v, prec)
-            ));
+            let t = match &v {
+                Value::Tensor(t) => t,
+                Value::Optional(Some(inner)) if inner.as_tensor().is_some() => {
+                    inner.as_tensor().expect("checked")
+                }
+                _ => {
+                    return Err(CmdError(format!(
+                        "'{name}' is not a tensor: --format {format} exports tensors"
+                    )))
+                }
+            };
+            let bytes = export_tensor(&name, t, format)?;
+            match a.value("out") {
+                Some(path) => {
+                    proto::write_atomic(Path::new(path), &bytes)
+                        .map_err(|e| CmdError(e.to_string()))?;
+                    s.out_written = true;
+                    s.status(format!("wrote '{name}' ({} bytes) to {path}", bytes.len()));
+                }
+                None if format == "npy" => {
+                    return Err("--format npy writes binary: give --out FILE".into())
+                }
+                None => s.say(String::from_utf8_lossy(&bytes).trim_end()),
+            }
             Ok(Flow::Continue)
         }
         None => {
@@ -1406,25 +1487,20 @@ fn cmd_config(s: &mut Session, a: &Args) -> R<Flow> {
             ),
             "max-iterations" => crate::runtime::limits::max_iterations().to_string(),
             "max-events" => crate::runtime::limits::max_events().to_string(),
+            "print-threshold" => c.print_threshold.to_string(),
+            "line-width" => match c.line_width {
+                Some(w) => w.to_string(),
+                None => format!("{} (the terminal's)", super::line_width(c)),
+            },
             _ => return None,
         })
     };
-    const KEYS: [&str; 9] = [
-        "events",
-        "release",
-        "max-values",
-        "precision",
-        "seed",
-        "threads",
-        "max-memory",
-        "max-iterations",
-        "max-events",
-    ];
+    const KEYS: &[&str] = super::CONFIG_KEYS;
     match toks.as_slice() {
         [] => {
             let lines: Vec<String> = KEYS
                 .iter()
-                .map(|k| format!("{k:<14} {}", show(k, c).unwrap_or_default()))
+                .map(|k| format!("{k:<16} {}", show(k, c).unwrap_or_default()))
                 .collect();
             s.say(lines.join("\n"));
         }
@@ -1443,6 +1519,16 @@ fn cmd_config(s: &mut Session, a: &Args) -> R<Flow> {
                 "events" => s.config.events = on_off(value)?,
                 "release" => s.config.release = on_off(value)?,
                 "max-values" => s.config.max_values = num(value)?,
+                "print-threshold" => s.config.print_threshold = num(value)?,
+                "line-width" => {
+                    s.config.line_width = match value.as_str() {
+                        "auto" => None,
+                        v => match num(v)? {
+                            w @ 20..=100_000 => Some(w),
+                            _ => return Err("line-width is between 20 and 100000, or auto".into()),
+                        },
+                    }
+                }
                 "precision" => {
                     let p = num(value)?;
                     if p > 17 {

@@ -58,6 +58,44 @@ pub struct Config {
     pub seed: u64,
     /// Worker threads; `None` = all cores.
     pub threads: Option<usize>,
+    /// Tensors with more elements print summarised (`print --full` does not).
+    pub print_threshold: usize,
+    /// Width tensors wrap at; `None` = the terminal's (75 when not a terminal).
+    pub line_width: Option<usize>,
+}
+
+/// The keys of `config`, in the order it lists them.
+pub const CONFIG_KEYS: &[&str] = &[
+    "events",
+    "release",
+    "max-values",
+    "precision",
+    "print-threshold",
+    "line-width",
+    "seed",
+    "threads",
+    "max-memory",
+    "max-iterations",
+    "max-events",
+];
+
+/// The width tensors wrap at: the configured one, else the terminal's
+/// columns when standard output is a terminal, else 75 (numpy's).
+pub fn line_width(c: &Config) -> usize {
+    if let Some(w) = c.line_width {
+        return w;
+    }
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal() {
+        // SAFETY: TIOCGWINSZ fills a winsize struct we own; a failure
+        // leaves it zeroed and is checked.
+        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+        let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+        if ok && ws.ws_col >= 20 {
+            return ws.ws_col as usize;
+        }
+    }
+    75
 }
 
 impl Default for Config {
@@ -69,6 +107,8 @@ impl Default for Config {
             precision: 4,
             seed: 0,
             threads: None,
+            print_threshold: 1000,
+            line_width: None,
         }
     }
 }
@@ -108,6 +148,8 @@ pub struct Session {
     /// The last error came from a `source`d script and already names its
     /// file and line (see [`Session::error_text`]).
     pub(crate) error_located: bool,
+    /// The command wrote its own `--out` file (binary exports).
+    pub(crate) out_written: bool,
 }
 
 impl Default for Session {
@@ -135,6 +177,7 @@ impl Session {
             out: String::new(),
             status: String::new(),
             error_located: false,
+            out_written: false,
         }
     }
 
@@ -190,6 +233,7 @@ impl Session {
     /// `sourced from` line instead (repeats folded: `(×16)`).
     pub fn error_text(&mut self, at: Option<(&str, usize)>, e: &CmdError) -> String {
         let located = std::mem::take(&mut self.error_located);
+        let e = &CmdError(clip_long_lines(&e.0, MAX_ERROR_LINE));
         match (at, located) {
             (Some((file, line)), true) => add_sourced_from(&e.0, &format!("{file}:{line}")),
             (Some((file, line)), false) => format!("{file}:{line}: error: {}", e.0),
@@ -226,6 +270,30 @@ fn push_line(buf: &mut String, s: &str) {
         buf.push('\n');
     }
     buf.push_str(s);
+}
+
+/// Error lines longer than this many characters are cut (a tensor literal
+/// of millions of numbers quoted back in an error stays readable).
+pub const MAX_ERROR_LINE: usize = 2000;
+
+/// Cuts each line of `text` past `max` characters, saying how much was cut.
+fn clip_long_lines(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let lines: Vec<String> = text
+        .split('\n')
+        .map(|l| {
+            let n = l.chars().count();
+            if n <= max {
+                l.to_string()
+            } else {
+                let head: String = l.chars().take(max).collect();
+                format!("{head}… ({} more characters)", n - max)
+            }
+        })
+        .collect();
+    lines.join("\n")
 }
 
 /// Appends `  sourced from PLACE` to a located error, folding a repeat of

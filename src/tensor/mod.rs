@@ -6,6 +6,7 @@ pub mod budget;
 mod cast;
 mod convert;
 mod dtype;
+mod npy;
 mod render;
 mod scalar;
 
@@ -14,7 +15,8 @@ pub use convert::{
     value_from_pb_bytes, PbKind, TensorError,
 };
 pub use dtype::DataType;
-pub use render::{format_scalar, quote_str, render_tensor};
+pub use npy::write_npy;
+pub use render::{format_scalar, quote_str, render_tensor, render_tensor_with, PrintOptions};
 pub use scalar::Scalar;
 
 use half::{bf16, f16};

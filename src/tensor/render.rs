@@ -69,47 +69,50 @@ fn trim_float(s: &str) -> String {
     format!("{s}.")
 }
 
+/// How [`render_tensor_with`] prints.
+#[derive(Clone, Copy, Debug)]
+pub struct PrintOptions {
+    /// Decimals of floats.
+    pub precision: usize,
+    /// Tensors with more elements are summarised (`usize::MAX`: never).
+    pub threshold: usize,
+    /// Rows longer than this wrap (numpy's `linewidth`).
+    pub line_width: usize,
+}
+
+impl Default for PrintOptions {
+    fn default() -> Self {
+        PrintOptions {
+            precision: 4,
+            threshold: SUMMARY_THRESHOLD,
+            line_width: 75,
+        }
+    }
+}
+
 /// Renders a tensor numpy-style with floats at `precision` decimals.
 pub fn render_tensor(t: &Tensor, precision: usize) -> String {
-    let cells: Vec<String> = match t {
-        Tensor::Str(a) => a.iter().map(|s| quote_str(s)).collect(),
-        Tensor::Bool(a) => a
-            .iter()
-            .map(|&b| if b { "True" } else { "False" }.to_string())
-            .collect(),
-        Tensor::F32(_)
-        | Tensor::F64(_)
-        | Tensor::F16(_)
-        | Tensor::BF16(_)
-        | Tensor::Small { .. }
-            if t.dtype().is_float() =>
-        {
-            t.to_f64_vec()
-                .unwrap_or_default()
-                .into_iter()
-                .map(|v| format_scalar(v, precision))
-                .collect()
-        }
-        _ => t
-            .to_i64_vec()
-            .map(|v| v.into_iter().map(|x| x.to_string()).collect())
-            .or_else(|_| {
-                t.to_f64_vec()
-                    .map(|v| v.into_iter().map(|x| format!("{x}")).collect())
-                    .ok_or(())
-            })
-            .unwrap_or_default(),
-    };
-    let cells = if let Tensor::U64(a) = t {
-        a.iter().map(|v| v.to_string()).collect()
-    } else {
-        cells
-    };
+    render_tensor_with(
+        t,
+        &PrintOptions {
+            precision,
+            ..PrintOptions::default()
+        },
+    )
+}
+
+/// Renders a tensor numpy-style: a tensor of more than `threshold`
+/// elements shows the first and last [`EDGE_ITEMS`] of each axis around
+/// `...`, and only the elements shown are ever formatted (printing a
+/// 1 GiB tensor formats a few dozen numbers).
+pub fn render_tensor_with(t: &Tensor, o: &PrintOptions) -> String {
     let shape = t.shape().to_vec();
+    let summarise = t.len() > o.threshold;
+    let shown = shown_indices(&shape, summarise);
+    let cells = cell_texts(&picked(t, &shown), o.precision);
     if shape.is_empty() {
         return cells.first().cloned().unwrap_or_default();
     }
-    let summarise = cells.len() > SUMMARY_THRESHOLD;
     if shape.len() > MAX_NESTED_RANK {
         // nested brackets past this rank are unreadable, and rendering
         // them recursively could exhaust the stack: print the values flat
@@ -120,14 +123,111 @@ pub fn render_tensor(t: &Tensor, precision: usize) -> String {
         Tensor::Str(_) => 0,
         _ => cells.iter().map(|c| c.chars().count()).max().unwrap_or(1),
     };
-    let mut out = String::new();
     let strides: Vec<usize> = (0..shape.len())
         .map(|i| shape[i + 1..].iter().product())
         .collect();
-    render_axis(
-        &cells, &shape, &strides, 0, 0, width, summarise, &mut out, 1,
-    );
+    let mut r = Renderer {
+        cells: &cells,
+        shown: &shown,
+        shape: &shape,
+        strides: &strides,
+        width,
+        summarise,
+        line_width: o.line_width,
+        out: String::new(),
+        line_start: 0,
+    };
+    r.axis(0, 0);
+    r.out
+}
+
+/// The flat indices of the elements printed, in order.
+fn shown_indices(shape: &[usize], summarise: bool) -> Vec<usize> {
+    let mut out = Vec::new();
+    if shape.contains(&0) {
+        return out;
+    }
+    if shape.len() > MAX_NESTED_RANK {
+        let n: usize = shape.iter().product();
+        if summarise && n > 2 * EDGE_ITEMS {
+            out.extend(0..EDGE_ITEMS);
+            out.extend(n - EDGE_ITEMS..n);
+        } else {
+            out.extend(0..n);
+        }
+        return out;
+    }
+    fn walk(shape: &[usize], axis: usize, offset: usize, summarise: bool, out: &mut Vec<usize>) {
+        if axis == shape.len() {
+            out.push(offset);
+            return;
+        }
+        let stride: usize = shape[axis + 1..].iter().product();
+        for i in axis_indices(shape[axis], summarise).into_iter().flatten() {
+            walk(shape, axis + 1, offset + i * stride, summarise, out);
+        }
+    }
+    walk(shape, 0, 0, summarise, &mut out);
     out
+}
+
+/// The indices printed along an axis of `n`; `None` stands for `...`.
+fn axis_indices(n: usize, summarise: bool) -> Vec<Option<usize>> {
+    if summarise && n > 2 * EDGE_ITEMS {
+        (0..EDGE_ITEMS)
+            .map(Some)
+            .chain(std::iter::once(None))
+            .chain((n - EDGE_ITEMS..n).map(Some))
+            .collect()
+    } else {
+        (0..n).map(Some).collect()
+    }
+}
+
+/// A rank-1 tensor of the elements at the (sorted) flat indices `idx`.
+fn picked(t: &Tensor, idx: &[usize]) -> Tensor {
+    fn pick<T: Clone>(a: &ndarray::ArrayD<T>, idx: &[usize]) -> ndarray::ArrayD<T> {
+        let v: Vec<T> = match a.as_slice() {
+            Some(s) => idx.iter().map(|&i| s[i].clone()).collect(),
+            None => {
+                let mut v = Vec::with_capacity(idx.len());
+                let mut want = idx.iter().peekable();
+                for (i, x) in a.iter().enumerate() {
+                    if want.peek() == Some(&&i) {
+                        v.push(x.clone());
+                        want.next();
+                    }
+                }
+                v
+            }
+        };
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[v.len()]), v)
+            .expect("a vector is a rank-1 array of its length")
+    }
+    crate::map_array!(t, a => pick(a, idx))
+}
+
+/// Each element's text: floats at `precision` decimals, integers whole,
+/// booleans `True`/`False`, strings quoted.
+fn cell_texts(t: &Tensor, precision: usize) -> Vec<String> {
+    match t {
+        Tensor::Str(a) => a.iter().map(|s| quote_str(s)).collect(),
+        Tensor::Bool(a) => a
+            .iter()
+            .map(|&b| if b { "True" } else { "False" }.to_string())
+            .collect(),
+        Tensor::U64(a) => a.iter().map(|v| v.to_string()).collect(),
+        _ if t.dtype().is_float() => t
+            .to_f64_vec()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| format_scalar(v, precision))
+            .collect(),
+        _ => t
+            .to_i64_vec()
+            .map(|v| v.into_iter().map(|x| x.to_string()).collect())
+            .unwrap_or_default(),
+    }
 }
 
 /// Tensors of higher rank are printed flat, with their shape.
@@ -135,7 +235,8 @@ pub const MAX_NESTED_RANK: usize = 32;
 
 fn render_flat(cells: &[String], shape: &[usize], summarise: bool) -> String {
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let shown: Vec<&str> = if summarise && cells.len() > 2 * EDGE_ITEMS {
+    let n: usize = shape.iter().product();
+    let shown: Vec<&str> = if summarise && n > 2 * EDGE_ITEMS {
         cells[..EDGE_ITEMS]
             .iter()
             .map(String::as_str)
@@ -153,67 +254,73 @@ fn render_flat(cells: &[String], shape: &[usize], summarise: bool) -> String {
     )
 }
 
-#[allow(clippy::too_many_arguments)]
-fn render_axis(
-    cells: &[String],
-    shape: &[usize],
-    strides: &[usize],
-    axis: usize,
-    offset: usize,
+/// The nested-bracket printer.
+struct Renderer<'a> {
+    /// Texts of the shown elements, in the order of `shown`.
+    cells: &'a [String],
+    shown: &'a [usize],
+    shape: &'a [usize],
+    strides: &'a [usize],
     width: usize,
     summarise: bool,
-    out: &mut String,
-    indent: usize,
-) {
-    out.push('[');
-    let n = shape[axis];
-    let idx: Vec<Option<usize>> = if summarise && n > 2 * EDGE_ITEMS {
-        (0..EDGE_ITEMS)
-            .map(Some)
-            .chain(std::iter::once(None))
-            .chain((n - EDGE_ITEMS..n).map(Some))
-            .collect()
-    } else {
-        (0..n).map(Some).collect()
-    };
-    let last_axis = axis + 1 == shape.len();
-    for (k, i) in idx.iter().enumerate() {
-        if k > 0 {
-            if last_axis {
-                out.push(' ');
-            } else {
-                out.push('\n');
-                for _ in 0..(shape.len() - axis - 2) {
-                    out.push('\n');
-                }
-                for _ in 0..indent {
-                    out.push(' ');
-                }
-            }
-        }
-        match i {
-            None => out.push_str("..."),
-            Some(i) => {
-                let off = offset + i * strides[axis];
-                if last_axis {
-                    out.push_str(&format!("{:>width$}", cells[off]));
-                } else {
-                    render_axis(
-                        cells,
-                        shape,
-                        strides,
-                        axis + 1,
-                        off,
-                        width,
-                        summarise,
-                        out,
-                        indent + 1,
-                    );
-                }
-            }
+    line_width: usize,
+    out: String,
+    /// Byte offset in `out` where the current line starts.
+    line_start: usize,
+}
+
+impl Renderer<'_> {
+    fn newline(&mut self, indent: usize) {
+        self.out.push('\n');
+        self.line_start = self.out.len();
+        for _ in 0..indent {
+            self.out.push(' ');
         }
     }
-    out.push(']');
+
+    fn axis(&mut self, axis: usize, offset: usize) {
+        self.out.push('[');
+        let rank = self.shape.len();
+        let last_axis = axis + 1 == rank;
+        for (k, i) in axis_indices(self.shape[axis], self.summarise)
+            .into_iter()
+            .enumerate()
+        {
+            let text = match i {
+                None => "...".to_string(),
+                Some(i) if last_axis => {
+                    let at = self.shown.binary_search(&(offset + i)).unwrap_or(0);
+                    let cell = self.cells.get(at).map(String::as_str).unwrap_or("");
+                    format!("{cell:>w$}", w = self.width)
+                }
+                Some(_) => String::new(),
+            };
+            if k > 0 {
+                if last_axis {
+                    // wrap a row that would pass the line width (the
+                    // closing brackets count too)
+                    let col = self.out[self.line_start..].chars().count();
+                    if col + 1 + text.chars().count() + (rank - axis) > self.line_width {
+                        self.newline(axis + 1);
+                    } else {
+                        self.out.push(' ');
+                    }
+                } else {
+                    for _ in 0..(rank - axis - 1) {
+                        self.newline(0);
+                    }
+                    for _ in 0..=axis {
+                        self.out.push(' ');
+                    }
+                }
+            }
+            match i {
+                Some(i) if !last_axis => self.axis(axis + 1, offset + i * self.strides[axis]),
+                _ => self.out.push_str(&text),
+            }
+        }
+        self.out.push(']');
+    }
 }
 
 #[cfg(test)]
