@@ -458,3 +458,28 @@ fn large_tensors_print_summarised_and_export_whole() {
     assert!(last.lines().all(|l| l.chars().count() <= 30), "{last}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn dotted_and_quoted_symbols_bind_and_evaluate() {
+    let o = cmds(
+        "parse g (float[\"p2o.DynamicDimension.0\",4] x) => (float[\"p2o.DynamicDimension.0\",4] y) { y = Relu(x) }; \
+         infer; let p2o.DynamicDimension.0 = 3; eval p2o.DynamicDimension.0 * 2; \
+         let \"batch size\" = 4; eval \"batch size\" + \"p2o.DynamicDimension.0\"; eval \"batch size\" + M; \
+         unlet \"batch size\"; eval \"batch size\"",
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stdout.contains("float[p2o.DynamicDimension.0,4]"),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        o.stdout.contains("\n6\n7\nM+4\n\"batch size\"\n"),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stderr.contains("\"batch size\" = 4"), "{}", o.stderr);
+    let o = cmds("let a..b = 1");
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains("quote other names"), "{}", o.stderr);
+}

@@ -130,6 +130,16 @@ impl std::error::Error for ExprError {}
 
 /// True when `s` is a plain identifier: a letter or `_`, then letters,
 /// digits or `_` (ASCII only).
+/// Whether a symbol prints bare in an expression: an identifier, dots
+/// allowed between name characters (`p2o.DynamicDimension.0`). Other
+/// symbols print quoted (`"batch size"`).
+pub fn is_bare_symbol(s: &str) -> bool {
+    !s.starts_with('.')
+        && !s.ends_with('.')
+        && !s.contains("..")
+        && is_identifier(&s.replace('.', "_"))
+}
+
 pub fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     match chars.next() {

@@ -66,13 +66,49 @@ fn tokenize(text: &str) -> Result<Vec<Token>, ExprError> {
                 continue;
             }
             b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
-                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                // converters write dotted symbols (`p2o.DynamicDimension.0`):
+                // a dot between name characters belongs to the name
+                let name_char = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+                while i < bytes.len()
+                    && (name_char(bytes[i])
+                        || (bytes[i] == b'.' && bytes.get(i + 1).is_some_and(|&b| name_char(b))))
+                {
                     i += 1;
                 }
                 out.push(Token {
                     tok: Tok::Ident(text[start..i].to_string()),
                     start,
                     end: i,
+                });
+                continue;
+            }
+            b'"' => {
+                // a quoted symbol: any name, `\"` and `\\` escaped
+                let mut name = String::new();
+                let mut chars = text[start + 1..].char_indices();
+                let mut closed = None;
+                while let Some((k, ch)) = chars.next() {
+                    match ch {
+                        '"' => {
+                            closed = Some(start + 1 + k + 1);
+                            break;
+                        }
+                        '\\' => match chars.next() {
+                            Some((_, e)) => name.push(e),
+                            None => break,
+                        },
+                        c => name.push(c),
+                    }
+                }
+                let end = closed.ok_or_else(|| ExprError::at("unclosed quoted name", start))?;
+                if name.is_empty() {
+                    return Err(ExprError::at("empty quoted name", start));
+                }
+                i = end;
+                out.push(Token {
+                    tok: Tok::Ident(name),
+                    start,
+                    end,
                 });
                 continue;
             }

@@ -58,7 +58,11 @@ fn call(name: &str, args: &[&Expr]) -> (String, u8) {
 fn fmt(e: &Expr) -> (String, u8) {
     match e {
         Expr::Int(v) => (v.to_string(), if *v < 0 { UNARY } else { ATOM }),
-        Expr::Sym(s) => (s.clone(), ATOM),
+        Expr::Sym(s) if super::is_bare_symbol(s) => (s.clone(), ATOM),
+        Expr::Sym(s) => (
+            format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\"")),
+            ATOM,
+        ),
         Expr::Add(xs) => match xs.len() {
             0 => ("0".to_string(), ATOM),
             1 => fmt(&xs[0]),

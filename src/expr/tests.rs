@@ -652,3 +652,21 @@ fn nested_floor_divisions_by_positive_constants_merge() {
     // a symbolic divisor is left alone
     assert_eq!(Expr::parse("N//2//M").unwrap().to_string(), "N//2//M");
 }
+
+#[test]
+fn dotted_and_quoted_symbols_parse_and_print_back() {
+    let e = Expr::parse("2*p2o.DynamicDimension.0 + \"batch size\"").unwrap();
+    let syms: Vec<String> = e.symbols().into_iter().collect();
+    assert_eq!(syms, vec!["batch size", "p2o.DynamicDimension.0"]);
+    let text = e.to_string();
+    assert_eq!(Expr::parse(&text).unwrap(), e, "{text}");
+    assert!(text.contains("\"batch size\""), "{text}");
+    // a quote inside a quoted name round-trips escaped
+    let e = Expr::parse(r#""say \"hi\"" * 2"#).unwrap();
+    assert_eq!(e.symbols().into_iter().next().unwrap(), "say \"hi\"");
+    assert_eq!(Expr::parse(&e.to_string()).unwrap(), e);
+    // a trailing dot is not part of a name; unclosed and empty quotes fail
+    assert!(Expr::parse("N.").is_err());
+    assert!(Expr::parse("\"N").is_err());
+    assert!(Expr::parse("\"\"").is_err());
+}

@@ -590,16 +590,19 @@ fn cmd_let(s: &mut Session, a: &Args) -> R<Flow> {
         emit(s, a, d);
         return Ok(Flow::Continue);
     }
-    let (name, value) = t
-        .split_once('=')
-        .ok_or_else(|| CmdError("usage: let NAME = EXPR".into()))?;
-    let name = name.trim();
-    if !crate::expr::is_identifier(name) {
+    let (raw_name, value) =
+        split_assignment(t).ok_or_else(|| CmdError("usage: let NAME = EXPR".into()))?;
+    // (split_assignment unquotes the name) bare names are identifiers,
+    // dots allowed (`p2o.DynamicDimension.0`); any other symbol is written
+    // quoted (`let "batch size" = 2`)
+    let quoted = t.trim_start().starts_with('"');
+    if raw_name.is_empty() || (!quoted && !crate::expr::is_bare_symbol(&raw_name)) {
         return Err(CmdError(format!(
-            "'{name}' is not a symbol name (letters, digits, _)"
+            "'{raw_name}' is not a symbol name (letters, digits, _ and inner dots; quote other names: \"...\")"
         )));
     }
-    let e = parse_expr(value)?;
+    let name = raw_name.as_str();
+    let e = parse_expr(&value)?;
     // the bindings are copied (to add the equations) only when needed, so
     // many `let` lines cost linear time
     let v = if e.symbols().iter().all(|k| s.bindings.contains_key(k)) {
@@ -610,15 +613,16 @@ fn cmd_let(s: &mut Session, a: &Args) -> R<Flow> {
     .map_err(|err| CmdError(format!("let {name}: {err}")))?;
     s.bindings.insert(name.to_string(), v);
     s.auto_bound.remove(name);
-    s.status(format!("{name} = {v}"));
+    s.status(format!("{} = {v}", Expr::Sym(name.to_string())));
     Ok(Flow::Continue)
 }
 
 fn cmd_unlet(s: &mut Session, a: &Args) -> R<Flow> {
-    let name = a.rest.trim();
-    if name.is_empty() {
+    if a.rest.trim().is_empty() {
         return Err("usage: unlet NAME".into());
     }
+    let name = unquote_name(&a.rest).map_err(CmdError)?;
+    let name = name.as_str();
     if s.bindings.remove(name).is_none() {
         return Err(CmdError(format!("'{name}' is not bound")));
     }
