@@ -483,3 +483,48 @@ fn dotted_and_quoted_symbols_bind_and_evaluate() {
     assert_eq!(o.code, 1);
     assert!(o.stderr.contains("quote other names"), "{}", o.stderr);
 }
+
+#[test]
+fn a_failed_run_keeps_its_log_and_a_mismatch_fails_check() {
+    let o = run(
+        &["--no-color", "--keep-going"],
+        Some(
+            "parse g (float[N] x, int64[K] shp) => (float[M] y) { z = Relu(x)\n w = Reshape(z, shp)\n y = Neg(w) }\n\
+             run x=[1,2,3] shp=[4]\nevents\nprint z\nevents --format json --kind node\n",
+        ),
+    );
+    assert_eq!(o.code, 1);
+    assert!(
+        o.stderr.contains("node 1 (Reshape): cannot reshape"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.stderr.contains("the run stopped there"), "{}", o.stderr);
+    // the log up to the failing node, marked; the values held then
+    assert!(
+        o.stdout
+            .contains("4 events\nthe run failed, the log ends there: node 1 (Reshape)"),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("z =\n[1. 2. 3.]"), "{}", o.stdout);
+    assert!(o.stdout.contains("\"op_type\": \"Relu\""), "{}", o.stdout);
+    // a MISMATCH prints the table and fails the command: exit 1
+    let o = cmds("parse g (float[N] x) => (float[N] y) { y = Relu(x) }; run x=[1,2,3]; let N = 5; check; eval 1");
+    assert_eq!(o.code, 1);
+    assert!(
+        o.stdout.contains("0 OK, 1 MISMATCH, 0 UNKNOWN"),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        !o.stdout.ends_with("1\n"),
+        "the script goes no further: {}",
+        o.stdout
+    );
+    assert!(
+        o.stderr.contains("-c:4: error: check: 1 value"),
+        "{}",
+        o.stderr
+    );
+}

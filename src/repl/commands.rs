@@ -268,14 +268,17 @@ pub fn dispatch(s: &mut Session, line: &str) -> R<Flow> {
     };
     let args = parse_args(c, &rest)?;
     s.out_written = false;
-    let flow = (c.handler)(s, &args)?;
-    if let Some(path) = args.value("out").filter(|_| !s.out_written) {
+    let flow = (c.handler)(s, &args);
+    // a command that fails after printing (check with a MISMATCH) still
+    // writes its output
+    let printed = flow.is_ok() || !s.out.is_empty();
+    if let Some(path) = args.value("out").filter(|_| !s.out_written && printed) {
         let text = std::mem::take(&mut s.out);
         let mut bytes = text.into_bytes();
         bytes.push(b'\n');
         proto::write_atomic(Path::new(path), &bytes).map_err(|e| CmdError(e.to_string()))?;
     }
-    Ok(flow)
+    flow
 }
 
 fn no_args(c: &str, a: &Args) -> R<()> {
@@ -940,7 +943,24 @@ fn cmd_run(s: &mut Session, a: &Args) -> R<Flow> {
         release,
         max_values: s.config.max_values,
     };
-    let res = with_pool(s, || p.run(inputs, &opts)).map_err(|e| CmdError(e.0))?;
+    let (res, failure) = with_pool(s, || p.run_partial(inputs, &opts));
+    if let Some(e) = failure {
+        // keep what the run got to: its log up to the failing node and the
+        // values held then (a run refused before any node keeps nothing)
+        if res.events.is_empty() && res.held.is_empty() {
+            return Err(CmdError(e.0));
+        }
+        let kept = if res.events.is_empty() {
+            "the values held then are kept ('print NAME')"
+        } else {
+            "its event log up to the failure and the values held then are kept ('events', 'print NAME')"
+        };
+        s.last_run = Some(res);
+        return Err(CmdError(format!(
+            "{}\n  the run stopped there; {kept}",
+            e.0
+        )));
+    }
     let o = print_options(s, false);
     let mut text = Vec::new();
     if res.dropped_events > 0 {
@@ -1337,6 +1357,10 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
             rows.len(),
             if rows.len() == 1 { "" } else { "s" }
         ));
+        if let Some(why) = &run.failed {
+            let first = why.lines().next().unwrap_or("");
+            t.push_str(&format!("\nthe run failed, the log ends there: {first}"));
+        }
         // removals asked for, and the run released nothing: say why
         let asks_remove = actions
             .as_ref()
@@ -1446,7 +1470,21 @@ fn cmd_check(s: &mut Session, a: &Args) -> R<Flow> {
     d.json = Json::Array(arr);
     d.footer
         .push(format!("{ok} OK, {bad} MISMATCH, {unknown} UNKNOWN"));
+    if let Some(why) = &run.failed {
+        let first = why.lines().next().unwrap_or("");
+        d.footer.push(format!(
+            "the run failed ({first}): the values after that node were not produced"
+        ));
+    }
     emit(s, a, d);
+    // a mismatch fails the command (a script stops, exit status 1) after
+    // its table is printed
+    if bad > 0 {
+        return Err(CmdError(format!(
+            "check: {bad} value{} whose runtime shape differs from the inferred one",
+            if bad == 1 { "" } else { "s" }
+        )));
+    }
     Ok(Flow::Continue)
 }
 

@@ -66,6 +66,8 @@ pub struct RunResult {
     pub events: Vec<Event>,
     /// Events not recorded because the log reached `config max-events`.
     pub dropped_events: usize,
+    /// Why the run stopped early (the log and `held` are as they were then).
+    pub failed: Option<String>,
 }
 
 struct Step {
@@ -453,35 +455,58 @@ impl Plan {
         inputs: HashMap<String, Value>,
         opts: &RunOptions,
     ) -> Result<RunResult, RunError> {
+        match self.run_partial(inputs, opts) {
+            (r, None) => Ok(r),
+            (_, Some(e)) => Err(e),
+        }
+    }
+
+    /// Runs the graph and returns what it got to: on a failure, the event
+    /// log up to the failing node and the values held at that moment (no
+    /// outputs), with the error.
+    pub fn run_partial(
+        &self,
+        inputs: HashMap<String, Value>,
+        opts: &RunOptions,
+    ) -> (RunResult, Option<RunError>) {
         let mut events = Vec::new();
         let mut log = opts.events.then_some(&mut events);
         super::limits::take_dropped_events();
-        let given: Vec<(String, Value)> = {
-            let mut v = Vec::new();
-            let mut inputs = inputs;
-            for decl in &self.inputs {
-                if let Some(val) = inputs.remove(&decl.name) {
-                    check_input(decl, &val)?;
-                    v.push((decl.name.clone(), val));
+        let mut given: Vec<(String, Value)> = Vec::new();
+        let mut inputs = inputs;
+        let mut error = None;
+        for decl in &self.inputs {
+            if let Some(val) = inputs.remove(&decl.name) {
+                if let Err(e) = check_input(decl, &val) {
+                    error = Some(e);
+                    break;
                 }
+                given.push((decl.name.clone(), val));
             }
-            if let Some(extra) = inputs.keys().next() {
-                return Err(RunError(format!(
-                    "'{extra}' is not an input of the graph (inputs: {})",
-                    self.input_names.join(", ")
-                )));
-            }
-            v
+        }
+        if let Some(extra) = inputs.keys().next().filter(|_| error.is_none()) {
+            error = Some(RunError(format!(
+                "'{extra}' is not an input of the graph (inputs: {})",
+                self.input_names.join(", ")
+            )));
+        }
+        if let Some(e) = error {
+            return (RunResult::default(), Some(e));
+        }
+        let mut held = HashMap::with_capacity(self.steps.len() * 2);
+        let result = self.exec_into(&mut held, given, &[], opts, &mut log, 0, "");
+        let (outputs, error) = match result {
+            Ok(outputs) => (outputs, None),
+            Err(e) => (Vec::new(), Some(RunError(e.0))),
         };
-        let (outputs, held) = self
-            .exec(given, &[], opts, &mut log, 0, "")
-            .map_err(|e| RunError(e.0))?;
-        Ok(RunResult {
+        let r = RunResult {
             outputs,
             held,
             events,
             dropped_events: super::limits::take_dropped_events(),
-        })
+            failed: error.as_ref().map(|e| e.0.clone()),
+        };
+        (r, error)
     }
 
     fn exec(
@@ -493,7 +518,24 @@ impl Plan {
         depth: usize,
         scope: &str,
     ) -> Result<Executed, KernelError> {
-        let mut values: HashMap<String, Value> = HashMap::with_capacity(self.steps.len() * 2);
+        let mut values = HashMap::with_capacity(self.steps.len() * 2);
+        let outs = self.exec_into(&mut values, given, outer, opts, log, depth, scope)?;
+        Ok((outs, values))
+    }
+
+    /// Runs the steps with `values` as the scope's value map (left as it
+    /// was at a failure) and returns the graph outputs.
+    #[allow(clippy::too_many_arguments)]
+    fn exec_into(
+        &self,
+        values: &mut HashMap<String, Value>,
+        given: Vec<(String, Value)>,
+        outer: &[&HashMap<String, Value>],
+        opts: &RunOptions,
+        log: &mut Option<&mut Vec<Event>>,
+        depth: usize,
+        scope: &str,
+    ) -> Result<Vec<(String, Value)>, KernelError> {
         let max_events = super::limits::max_events();
         let push = |log: &mut Option<&mut Vec<Event>>, mut ev: Event| {
             if let Some(l) = log.as_mut() {
@@ -604,7 +646,7 @@ impl Plan {
                 let mut scopes: Vec<&HashMap<String, Value>> = outer.to_vec();
                 scopes.push(&self.init_values);
                 scopes.push(cached);
-                scopes.push(&values);
+                scopes.push(&*values);
                 let child_scope = if step.name.is_empty() {
                     step.op_type.clone()
                 } else {
@@ -721,7 +763,7 @@ impl Plan {
         if let Some(b) = building {
             let _ = self.const_cache.set(b);
         }
-        Ok((outs, values))
+        Ok(outs)
     }
 }
 
