@@ -453,6 +453,11 @@ impl Plan {
         inputs: HashMap<String, Value>,
         opts: &RunOptions,
     ) -> Result<RunResult, RunError> {
+        // a Ctrl-C between runs (`bench`) stops even a plan whose every
+        // step is cached
+        if super::limits::interrupted() {
+            return Err(RunError("interrupted (Ctrl-C) before the run".into()));
+        }
         let mut events = Vec::new();
         let mut log = opts.events.then_some(&mut events);
         super::limits::take_dropped_events();
