@@ -110,6 +110,13 @@ impl ShellHelper {
     /// The completions at byte `pos` of `line`: where the replaced word
     /// starts and the candidates.
     pub fn candidates(&self, line: &str, pos: usize) -> (usize, Vec<Pair>) {
+        let (start, mut v) = self.unsorted_candidates(line, pos);
+        v.sort_by(|a, b| a.display.cmp(&b.display));
+        v.dedup_by(|a, b| a.display == b.display);
+        (start, v)
+    }
+
+    fn unsorted_candidates(&self, line: &str, pos: usize) -> (usize, Vec<Pair>) {
         let before = &line[..pos];
         let word_start = before
             .rfind(char::is_whitespace)
@@ -284,10 +291,10 @@ mod tests {
         let h = helper(CompletionNames::default());
         let (start, v) = complete(&h, "sh");
         assert_eq!(start, 0);
-        assert_eq!(v, ["show ", "shapes "]);
+        assert_eq!(v, ["shapes ", "show "]);
         let (start, v) = complete(&h, "help s");
         assert_eq!(start, 5);
-        assert_eq!(v, ["save", "show", "shapes", "set", "source"]);
+        assert_eq!(v, ["save", "set", "shapes", "show", "source"]);
         assert!(complete(&h, "help show s").1.is_empty());
     }
 
@@ -295,8 +302,8 @@ mod tests {
     fn config_keys_then_their_values() {
         let h = helper(CompletionNames::default());
         assert_eq!(complete(&h, "config re").1, ["release "]);
-        assert_eq!(complete(&h, "config release ").1, ["on", "off"]);
-        assert_eq!(complete(&h, "config events o").1, ["on", "off"]);
+        assert_eq!(complete(&h, "config release ").1, ["off", "on"]);
+        assert_eq!(complete(&h, "config events o").1, ["off", "on"]);
         assert_eq!(complete(&h, "config events of").1, ["off"]);
         // never a key in the value's place
         assert!(complete(&h, "config precision ").1.is_empty());
@@ -329,11 +336,11 @@ mod tests {
         assert_eq!(complete(&h, "events --name ").1, ["Add_0 ", "z "]);
         assert_eq!(
             complete(&h, "events --action re").1,
-            ["replace ", "remove "]
+            ["remove ", "replace "]
         );
         assert_eq!(
             complete(&h, "events --kind in").1,
-            ["input ", "initializer ", "intermediate "]
+            ["initializer ", "input ", "intermediate "]
         );
         assert_eq!(complete(&h, "events --na").1, ["--name "]);
     }
