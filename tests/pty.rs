@@ -30,12 +30,24 @@ fn scratch(name: &str) -> PathBuf {
 /// The shell in a pseudo-terminal, in `dir`, keeping its history in
 /// `dir/history`, without colour; waits for the first prompt.
 fn shell(dir: &Path) -> PtySession {
+    let mut cmd = command(dir);
+    cmd.env("ONNX_LIGHT_HISTORY", dir.join("history"));
+    spawn(cmd)
+}
+
+/// The binary run in `dir`, without colour, history where `HOME` says.
+fn command(dir: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_onnx-light"));
     cmd.current_dir(dir)
         .env("TERM", "xterm")
         .env("NO_COLOR", "1")
-        .env("ONNX_LIGHT_HISTORY", dir.join("history"))
+        .env_remove("ONNX_LIGHT_HISTORY")
         .env_remove("XDG_STATE_HOME");
+    cmd
+}
+
+/// Starts `cmd` in a pseudo-terminal and waits for the first prompt.
+fn spawn(cmd: Command) -> PtySession {
     let opts = Options::new()
         .timeout_ms(Some(TIMEOUT_MS))
         .strip_ansi_escape_codes(true);
@@ -170,6 +182,19 @@ fn lines_typed_ahead_run_one_by_one() {
     expect_line(&mut p, "20");
     p.exp_string("eval 30").unwrap();
     expect_line(&mut p, "30");
+    // lines typed while a command runs (the terminal in its normal mode)
+    // wait for the prompt, then run in order
+    enter(&mut p, MATMUL);
+    p.exp_string("parsed graph 'ctrlc'").unwrap();
+    enter(&mut p, "bench xin=rand(512,512) --runs 200");
+    p.exp_regex("--runs 200[^\n]*\n").unwrap();
+    p.send("eval 40\reval 50\r").unwrap();
+    p.flush().unwrap();
+    p.exp_regex(r"\n200\s+\d").expect("the bench's table");
+    p.exp_string("eval 40").unwrap();
+    expect_line(&mut p, "40");
+    p.exp_string("eval 50").unwrap();
+    expect_line(&mut p, "50");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -244,5 +269,34 @@ fn history_survives_a_killed_shell() {
     p.flush().unwrap();
     p.exp_string("eval N*N").unwrap();
     p.exp_string("N*N").unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn history_defaults_to_the_xdg_state_folder() {
+    let dir = scratch("xdg");
+    // the file of earlier versions is read once, when there is no other
+    std::fs::write(dir.join(".onnx_light_history"), "#V2\neval 1\n").unwrap();
+    let mut cmd = command(&dir);
+    cmd.env("HOME", &dir);
+    let mut p = spawn(cmd);
+    enter(&mut p, "eval 2");
+    expect_line(&mut p, "2");
+    enter(&mut p, "quit");
+    p.exp_eof().unwrap();
+    let path = dir.join(".local/state/onnx-light/history");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text, "#V2\neval 1\neval 2\nquit\n");
+    // XDG_STATE_HOME moves it (a new file starts from the old one again)
+    let state = dir.join("state");
+    let mut cmd = command(&dir);
+    cmd.env("HOME", &dir).env("XDG_STATE_HOME", &state);
+    let mut p = spawn(cmd);
+    enter(&mut p, "eval 3");
+    expect_line(&mut p, "3");
+    enter(&mut p, "quit");
+    p.exp_eof().unwrap();
+    let text = std::fs::read_to_string(state.join("onnx-light/history")).unwrap();
+    assert_eq!(text, "#V2\neval 1\neval 3\nquit\n");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -171,11 +171,19 @@ fn open_history(ed: &mut Editor<ShellHelper, DefaultHistory>) -> Option<PathBuf>
             return None;
         }
     }
-    if path.exists() {
-        if let Err(e) = ed.load_history(&path) {
+    // the history of versions that kept it in ~/.onnx_light_history
+    let old = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".onnx_light_history"));
+    let from = match old {
+        Some(old) if !path.exists() && std::env::var_os(HISTORY_ENV).is_none() && old.is_file() => {
+            old
+        }
+        _ => path.clone(),
+    };
+    if from.exists() {
+        if let Err(e) = ed.load_history(&from) {
             eprintln!(
                 "warning: history is not saved: cannot read {}: {e}",
-                path.display()
+                from.display()
             );
             return None;
         }
