@@ -181,11 +181,18 @@ fn open_history(ed: &mut Editor<ShellHelper, DefaultHistory>) -> Option<PathBuf>
     };
     if from.exists() {
         if let Err(e) = ed.load_history(&from) {
+            if from == path {
+                // appending to a file that cannot be read could spoil it
+                eprintln!(
+                    "warning: history is not saved: cannot read {}: {e}",
+                    path.display()
+                );
+                return None;
+            }
             eprintln!(
-                "warning: history is not saved: cannot read {}: {e}",
+                "warning: cannot read the old history {}: {e}",
                 from.display()
             );
-            return None;
         }
     }
     Some(path)
@@ -242,8 +249,8 @@ pub fn interactive(s: &mut Session, color: bool) -> ExitCode {
             }
         };
         for cmd in cmds {
+            let _ = ed.add_history_entry(cmd.as_str());
             if let Some(path) = &history {
-                let _ = ed.add_history_entry(cmd.as_str());
                 if let Err(e) = ed.append_history(path) {
                     eprintln!(
                         "warning: history is not saved: cannot write {}: {e}",
@@ -251,8 +258,6 @@ pub fn interactive(s: &mut Session, color: bool) -> ExitCode {
                     );
                     history = None;
                 }
-            } else {
-                let _ = ed.add_history_entry(cmd.as_str());
             }
             let after = run_entered(s, &cmd, color);
             *names.borrow_mut() = s.completion_names();
