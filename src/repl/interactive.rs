@@ -112,10 +112,26 @@ enum After {
     Quit,
 }
 
+/// Whether the terminal echoed a Ctrl-C as `^C` (ECHO and ECHOCTL set on
+/// standard input): the shell's message then starts on a line of its own.
+fn terminal_echoes_ctrl_c() -> bool {
+    // SAFETY: tcgetattr only writes the termios struct it is given, which
+    // is zeroed (a valid bit pattern for this plain C struct).
+    unsafe {
+        let mut t: libc::termios = std::mem::zeroed();
+        libc::tcgetattr(libc::STDIN_FILENO, &mut t) == 0
+            && t.c_lflag & libc::ECHO != 0
+            && t.c_lflag & libc::ECHOCTL != 0
+    }
+}
+
 /// Runs one entered command and prints what it gives.
 fn run_entered(s: &mut Session, cmd: &str, color: bool) -> After {
     let result = run_line(s, cmd);
     let stopped = limits::interrupted();
+    if stopped && terminal_echoes_ctrl_c() {
+        eprintln!();
+    }
     match result {
         Ok((text, flow)) => {
             if !text.is_empty() {
