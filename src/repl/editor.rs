@@ -137,11 +137,19 @@ impl ShellHelper {
         let prev = words.last().copied().unwrap_or("");
         if let Some(flag) = prev.strip_prefix("--") {
             if let Some(f) = c.flags.iter().find(|f| f.name == flag && f.value.is_some()) {
+                if f.value == Some("FILE") {
+                    return self.files.complete_path(line, pos).unwrap_or((pos, vec![]));
+                }
                 let names = self.names.borrow();
                 let values: Vec<&str> = if c.name == "events" && f.name == "name" {
                     names.events.iter().map(String::as_str).collect()
                 } else {
-                    flag_choices(f.help)
+                    let listed = f.value.map(value_choices).unwrap_or_default();
+                    if listed.is_empty() {
+                        flag_choices(f.help)
+                    } else {
+                        listed
+                    }
                 };
                 return (word_start, quoted_pairs(values, word, " "));
             }
@@ -222,6 +230,17 @@ fn quoted_pairs<'a>(names: impl IntoIterator<Item = &'a str>, word: &str, end: &
             })
         })
         .collect()
+}
+
+/// The choices a flag's value names (`table|json|csv`), or none.
+fn value_choices(value: &str) -> Vec<&str> {
+    let parts: Vec<&str> = value.split('|').collect();
+    let plain = |p: &&str| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase());
+    if parts.len() > 1 && parts.iter().all(plain) {
+        parts
+    } else {
+        vec![]
+    }
 }
 
 /// The choices a flag's help lists (`add, replace, remove, run_node`), or
@@ -343,6 +362,12 @@ mod tests {
             ["initializer ", "input ", "intermediate "]
         );
         assert_eq!(complete(&h, "events --na").1, ["--name "]);
+        assert_eq!(
+            complete(&h, "check --format ").1,
+            ["csv ", "json ", "table "]
+        );
+        assert_eq!(complete(&h, "bench --format j").1, ["json "]);
+        assert!(complete(&h, "bench --runs ").1.is_empty());
     }
 
     #[test]
@@ -358,6 +383,8 @@ mod tests {
         let (start, v) = complete(&h, &line);
         assert_eq!(start, 5);
         assert_eq!(v, [format!("{base}/models/")]);
+        let line = format!("events --out {base}/mod");
+        assert_eq!(complete(&h, &line).1, [format!("{base}/models/")]);
         // the next Tab, on the completed folder, lists what is inside
         let line = format!("load {base}/models/");
         let (_, mut v) = complete(&h, &line);
