@@ -248,8 +248,46 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     t.commit()
 }
 
+/// A path typed by the user with `~` or `~/...` at its start, expanded as
+/// a shell does to the home folder (`$HOME`). Anything else (`~user`, a
+/// `~` further on, no home folder known) is returned as it is.
+pub fn expand_home(path: &str) -> String {
+    expand_home_with(path, std::env::var_os("HOME"))
+}
+
+fn expand_home_with(path: &str, home: Option<std::ffi::OsString>) -> String {
+    let Some(h) = home.and_then(|h| h.into_string().ok()) else {
+        return path.to_string();
+    };
+    if h.is_empty() {
+        return path.to_string();
+    }
+    if path == "~" {
+        return h;
+    }
+    match path.strip_prefix("~/") {
+        Some(rest) => format!("{}/{rest}", h.trim_end_matches('/')),
+        _ => path.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_leading_tilde_is_the_home_folder() {
+        use super::expand_home_with as x;
+        let home = || Some(std::ffi::OsString::from("/home/u"));
+        assert_eq!(x("~/m.onnx", home()), "/home/u/m.onnx");
+        assert_eq!(x("~", home()), "/home/u");
+        assert_eq!(x("~/", home()), "/home/u/");
+        assert_eq!(x("~/a/b", Some("/".into())), "/a/b");
+        assert_eq!(x("~user/m.onnx", home()), "~user/m.onnx");
+        assert_eq!(x("a/~/m.onnx", home()), "a/~/m.onnx");
+        assert_eq!(x("m.onnx", home()), "m.onnx");
+        assert_eq!(x("~/m.onnx", None), "~/m.onnx");
+        assert_eq!(x("~/m.onnx", Some("".into())), "~/m.onnx");
+    }
+
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {

@@ -1,6 +1,6 @@
 //! The `onnx-light` binary: a thin shell over the library (SPEC §1).
 
-use onnx_light::repl::{self, editor::ShellHelper, Flow, ScriptEnd, Session};
+use onnx_light::repl::{self, ScriptEnd, Session};
 use onnx_light::runtime::backend;
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -149,66 +149,8 @@ fn catch_ctrl_c() {
     }
 }
 
-/// Runs one typed line, forgetting a Ctrl-C pressed before it; its status
-/// lines go to stderr here, its output and error to the caller.
-fn run_line(s: &mut Session, line: &str) -> Result<(String, Flow), repl::CmdError> {
-    onnx_light::runtime::limits::clear_interrupt();
-    let result = s.execute(line);
-    let st = s.take_status();
-    if !st.is_empty() {
-        eprintln!("{st}");
-    }
-    result
-}
-
 fn interactive(s: &mut Session, color: bool) -> ExitCode {
-    let config = rustyline::Config::builder().auto_add_history(true).build();
-    let mut ed =
-        match rustyline::Editor::<ShellHelper, rustyline::history::DefaultHistory>::with_config(
-            config,
-        ) {
-            Ok(e) => e,
-            Err(e) => {
-                eprintln!("error: cannot start the line editor: {e}");
-                return ExitCode::from(1);
-            }
-        };
-    ed.set_helper(Some(ShellHelper::default()));
-    let history = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".onnx_light_history"));
-    if let Some(h) = &history {
-        let _ = ed.load_history(h);
-    }
-    out("onnx-light — an interactive shell for ONNX models. 'help' lists the commands.");
-    let prompt = if color {
-        "\x1b[1;36monnx>\x1b[0m ".to_string()
-    } else {
-        "onnx> ".to_string()
-    };
-    loop {
-        match ed.readline(&prompt) {
-            Ok(line) => match run_line(s, &line) {
-                Ok((text, flow)) => {
-                    if !text.is_empty() {
-                        out(&text);
-                    }
-                    if flow == Flow::Quit {
-                        break;
-                    }
-                }
-                Err(e) => err_line(&format!("error: {}", e.0), color),
-            },
-            Err(rustyline::error::ReadlineError::Interrupted) => continue,
-            Err(rustyline::error::ReadlineError::Eof) => break,
-            Err(e) => {
-                eprintln!("error: {e}");
-                break;
-            }
-        }
-    }
-    if let Some(h) = &history {
-        let _ = ed.save_history(h);
-    }
-    ExitCode::SUCCESS
+    repl::interactive::interactive(s, color)
 }
 
 /// Runs a script's text; `Ok(false)` when it quit the shell. A failure

@@ -301,7 +301,8 @@ fn one_path(c: &str, a: &Args) -> R<String> {
             find(c).map(|c| c.usage).unwrap_or(c)
         )));
     }
-    Ok(toks[0].trim_matches('"').to_string())
+    // `~/m.onnx` is the home folder's, as in a shell
+    Ok(crate::files::expand_home(toks[0].trim_matches('"')))
 }
 
 fn emit(s: &mut Session, a: &Args, d: Data) {

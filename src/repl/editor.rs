@@ -1,59 +1,148 @@
-//! Line editing for the interactive shell: a rustyline helper that
-//! completes command names, flags and file paths, and keeps reading lines
-//! while brackets are unbalanced (multi-line `parse`).
+//! Line editing for the interactive shell: a rustyline helper that lists
+//! completions for command names, flags, `config` keys and values, file
+//! paths, graph input names (`run`, `set`, `bench`), value names (`print`,
+//! `events --name`) and command names (`help`).
+//!
+//! The helper reads the session's names from a [`CompletionNames`] snapshot
+//! the shell loop refreshes after every command (see
+//! [`Session::completion_names`]): rustyline owns the helper while the
+//! session is free to change between lines.
+//!
+//! Every Enter ends a line: a command with unbalanced brackets is continued
+//! by the shell loop itself, with its own prompt (see
+//! [`super::interactive`]), so typed-ahead lines are never joined.
 
 use super::commands::{find, COMMANDS};
 use super::lex;
+use super::Session;
 use rustyline::completion::{Completer, FilenameCompleter, Pair};
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
-use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+use rustyline::validate::Validator;
 use rustyline::{Context, Helper};
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::rc::Rc;
 
-/// The shell's rustyline helper.
-pub struct ShellHelper {
-    files: FilenameCompleter,
+/// The names the shell completes that come from the session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompletionNames {
+    /// Graph inputs that are not initializers (what `run`/`set` take).
+    pub inputs: Vec<String>,
+    /// Values `print` can show: outputs and values held after the last run,
+    /// inputs set, initializers.
+    pub values: Vec<String>,
+    /// Names in the last run's event log (values and nodes).
+    pub events: Vec<String>,
 }
 
-impl Default for ShellHelper {
-    fn default() -> Self {
-        ShellHelper {
-            files: FilenameCompleter::new(),
+impl Session {
+    /// A snapshot of the names completion offers, sorted and deduplicated.
+    pub fn completion_names(&self) -> CompletionNames {
+        let graph = self.model.as_ref().and_then(|m| m.graph.as_ref());
+        let inits: BTreeSet<&str> = graph
+            .map(|g| g.initializer.iter().map(|t| t.name()).collect())
+            .unwrap_or_default();
+        let mut inputs: Vec<String> = graph
+            .map(|g| {
+                g.input
+                    .iter()
+                    .map(|i| i.name())
+                    .filter(|n| !n.is_empty() && !inits.contains(n))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        inputs.sort();
+        inputs.dedup();
+        let mut values: BTreeSet<String> = self.inputs.keys().cloned().collect();
+        values.extend(inits.iter().map(|s| s.to_string()));
+        let mut events = BTreeSet::new();
+        if let Some(r) = &self.last_run {
+            values.extend(r.outputs.iter().map(|(n, _)| n.clone()));
+            values.extend(r.held.keys().cloned());
+            events.extend(r.events.iter().map(|e| e.name.clone()));
+        }
+        values.remove("");
+        events.remove("");
+        CompletionNames {
+            inputs,
+            values: values.into_iter().collect(),
+            events: events.into_iter().collect(),
         }
     }
 }
 
-impl Completer for ShellHelper {
-    type Candidate = Pair;
+use super::CONFIG_KEYS;
 
-    fn complete(
-        &self,
-        line: &str,
-        pos: usize,
-        ctx: &Context<'_>,
-    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+/// The shell's rustyline helper.
+pub struct ShellHelper {
+    files: FilenameCompleter,
+    names: Rc<RefCell<CompletionNames>>,
+}
+
+impl Default for ShellHelper {
+    fn default() -> Self {
+        ShellHelper::new(Rc::default())
+    }
+}
+
+impl ShellHelper {
+    /// A helper completing from `names` (the shell loop keeps it current).
+    pub fn new(names: Rc<RefCell<CompletionNames>>) -> Self {
+        ShellHelper {
+            files: FilenameCompleter::new(),
+            names,
+        }
+    }
+
+    /// The completions at byte `pos` of `line`: where the replaced word
+    /// starts and the candidates.
+    pub fn candidates(&self, line: &str, pos: usize) -> (usize, Vec<Pair>) {
+        let (start, mut v) = self.unsorted_candidates(line, pos);
+        v.sort_by(|a, b| a.display.cmp(&b.display));
+        v.dedup_by(|a, b| a.display == b.display);
+        (start, v)
+    }
+
+    fn unsorted_candidates(&self, line: &str, pos: usize) -> (usize, Vec<Pair>) {
         let before = &line[..pos];
         let word_start = before
             .rfind(char::is_whitespace)
             .map(|i| i + 1)
             .unwrap_or(0);
         let word = &before[word_start..];
-        if word_start == 0 {
-            let c = COMMANDS
+        let words: Vec<&str> = before[..word_start].split_whitespace().collect();
+        let Some(&cmd) = words.first() else {
+            let names = COMMANDS
                 .iter()
-                .flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied()))
-                .filter(|n| n.starts_with(word))
-                .map(|n| Pair {
-                    display: n.to_string(),
-                    replacement: format!("{n} "),
-                })
-                .collect();
-            return Ok((0, c));
-        }
-        let cmd = before.split_whitespace().next().unwrap_or("");
-        let Some(c) = find(cmd) else {
-            return Ok((pos, vec![]));
+                .flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied()));
+            return (word_start, pairs(names, word, " "));
         };
+        let Some(c) = find(cmd) else {
+            return (pos, vec![]);
+        };
+        // the word right after a flag that takes a value is that value
+        let prev = words.last().copied().unwrap_or("");
+        if let Some(flag) = prev.strip_prefix("--") {
+            if let Some(f) = c.flags.iter().find(|f| f.name == flag && f.value.is_some()) {
+                if f.value == Some("FILE") {
+                    return self.files.complete_path(line, pos).unwrap_or((pos, vec![]));
+                }
+                let names = self.names.borrow();
+                let values: Vec<&str> = if c.name == "events" && f.name == "name" {
+                    names.events.iter().map(String::as_str).collect()
+                } else {
+                    let listed = f.value.map(value_choices).unwrap_or_default();
+                    if listed.is_empty() {
+                        flag_choices(f.help)
+                    } else {
+                        listed
+                    }
+                };
+                return (word_start, quoted_pairs(values, word, " "));
+            }
+        }
         if let Some(prefix) = word.strip_prefix("--") {
             let v = c
                 .flags
@@ -64,31 +153,111 @@ impl Completer for ShellHelper {
                     replacement: format!("--{} ", f.name),
                 })
                 .collect();
-            return Ok((word_start, v));
+            return (word_start, v);
         }
-        if matches!(c.name, "load" | "save" | "source") {
-            return self.files.complete(line, pos, ctx);
+        let arg = words.len() - 1; // index of the word being completed
+        match c.name {
+            "load" | "save" | "source" => {
+                let (start, v) = self.files.complete_path(line, pos).unwrap_or((pos, vec![]));
+                (start, v)
+            }
+            "config" if arg == 0 => (word_start, pairs(CONFIG_KEYS.iter().copied(), word, " ")),
+            "config" if arg == 1 => {
+                let values: &[&str] = match words[1] {
+                    "events" | "release" => &["on", "off"],
+                    "max-memory" => &["default"],
+                    _ => &[],
+                };
+                (word_start, pairs(values.iter().copied(), word, ""))
+            }
+            "help" if arg == 0 => {
+                let names = COMMANDS.iter().map(|c| c.name);
+                (word_start, pairs(names, word, ""))
+            }
+            "run" | "bench" if !word.contains('=') => {
+                let names = self.names.borrow();
+                let inputs = names.inputs.iter().map(String::as_str);
+                (word_start, quoted_pairs(inputs, word, "="))
+            }
+            "set" if arg == 0 => {
+                let names = self.names.borrow();
+                let inputs = names.inputs.iter().map(String::as_str);
+                (word_start, quoted_pairs(inputs, word, " = "))
+            }
+            "print" if arg == 0 => {
+                let names = self.names.borrow();
+                let values = names.values.iter().map(String::as_str);
+                (word_start, quoted_pairs(values, word, ""))
+            }
+            _ => (pos, vec![]),
         }
-        if c.name == "config" {
-            let keys = [
-                "events",
-                "release",
-                "max-values",
-                "precision",
-                "seed",
-                "threads",
-            ];
-            let v = keys
-                .iter()
-                .filter(|k| k.starts_with(word))
-                .map(|k| Pair {
-                    display: k.to_string(),
-                    replacement: format!("{k} "),
-                })
-                .collect();
-            return Ok((word_start, v));
-        }
-        Ok((pos, vec![]))
+    }
+}
+
+/// Candidates among `names` that start with `word`, each followed by `end`.
+fn pairs<'a>(names: impl IntoIterator<Item = &'a str>, word: &str, end: &str) -> Vec<Pair> {
+    names
+        .into_iter()
+        .filter(|n| n.starts_with(word))
+        .map(|n| Pair {
+            display: n.to_string(),
+            replacement: format!("{n}{end}"),
+        })
+        .collect()
+}
+
+/// Like [`pairs`] for value names: a name that is not an identifier is
+/// inserted quoted, and matches either as typed quoted or bare.
+fn quoted_pairs<'a>(names: impl IntoIterator<Item = &'a str>, word: &str, end: &str) -> Vec<Pair> {
+    names
+        .into_iter()
+        .filter_map(|n| {
+            let q = lex::quote_name(n);
+            (q.starts_with(word) || n.starts_with(word)).then(|| Pair {
+                display: n.to_string(),
+                replacement: format!("{q}{end}"),
+            })
+        })
+        .collect()
+}
+
+/// The choices a flag's value names (`table|json|csv`), or none.
+fn value_choices(value: &str) -> Vec<&str> {
+    let parts: Vec<&str> = value.split('|').collect();
+    let plain = |p: &&str| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase());
+    if parts.len() > 1 && parts.iter().all(plain) {
+        parts
+    } else {
+        vec![]
+    }
+}
+
+/// The choices a flag's help lists (`add, replace, remove, run_node`), or
+/// none when the help is prose.
+fn flag_choices(help: &str) -> Vec<&str> {
+    let parts: Vec<&str> = help.split(',').map(str::trim).collect();
+    let plain = |p: &&str| {
+        !p.is_empty()
+            && p.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    };
+    if parts.len() > 1 && parts.iter().all(plain) {
+        parts
+    } else {
+        vec![]
+    }
+}
+
+impl Completer for ShellHelper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        Ok(self.candidates(line, pos))
     }
 }
 
@@ -98,14 +267,141 @@ impl Hinter for ShellHelper {
 
 impl Highlighter for ShellHelper {}
 
-impl Validator for ShellHelper {
-    fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
-        if lex::is_incomplete(ctx.input()) {
-            Ok(ValidationResult::Incomplete)
-        } else {
-            Ok(ValidationResult::Valid(None))
-        }
-    }
-}
+/// Every line is accepted at Enter; the shell loop continues incomplete
+/// commands with a continuation prompt.
+impl Validator for ShellHelper {}
 
 impl Helper for ShellHelper {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn helper(names: CompletionNames) -> ShellHelper {
+        ShellHelper::new(Rc::new(RefCell::new(names)))
+    }
+
+    fn complete(h: &ShellHelper, line: &str) -> (usize, Vec<String>) {
+        let (start, v) = h.candidates(line, line.len());
+        (start, v.into_iter().map(|p| p.replacement).collect())
+    }
+
+    fn names() -> CompletionNames {
+        CompletionNames {
+            inputs: vec!["gpu_0/data_0".into(), "x".into(), "xmask".into()],
+            values: vec!["w".into(), "x".into(), "y".into()],
+            events: vec!["Add_0".into(), "z".into()],
+        }
+    }
+
+    #[test]
+    fn command_names_at_the_start_and_after_help() {
+        let h = helper(CompletionNames::default());
+        let (start, v) = complete(&h, "sh");
+        assert_eq!(start, 0);
+        assert_eq!(v, ["shapes ", "show "]);
+        let (start, v) = complete(&h, "help s");
+        assert_eq!(start, 5);
+        assert_eq!(v, ["save", "set", "shapes", "show", "source"]);
+        assert!(complete(&h, "help show s").1.is_empty());
+    }
+
+    #[test]
+    fn config_keys_then_their_values() {
+        let h = helper(CompletionNames::default());
+        assert_eq!(complete(&h, "config re").1, ["release "]);
+        assert_eq!(complete(&h, "config release ").1, ["off", "on"]);
+        assert_eq!(complete(&h, "config events o").1, ["off", "on"]);
+        assert_eq!(complete(&h, "config events of").1, ["off"]);
+        // never a key in the value's place
+        assert!(complete(&h, "config precision ").1.is_empty());
+        assert!(complete(&h, "config release on ").1.is_empty());
+        let all = complete(&h, "config ").1;
+        assert!(all.contains(&"max-iterations ".to_string()), "{all:?}");
+    }
+
+    #[test]
+    fn graph_inputs_after_run_set_and_bench() {
+        let h = helper(names());
+        assert_eq!(complete(&h, "run x").1, ["x=", "xmask="]);
+        assert_eq!(complete(&h, "run xm").1, ["xmask="]);
+        assert_eq!(complete(&h, "run x=[1] xm").1, ["xmask="]);
+        assert_eq!(complete(&h, "bench --runs 3 xm").1, ["xmask="]);
+        assert_eq!(complete(&h, "run g").1, ["\"gpu_0/data_0\"="]);
+        assert_eq!(complete(&h, "run \"gpu").1, ["\"gpu_0/data_0\"="]);
+        assert!(complete(&h, "run x=ar").1.is_empty());
+        assert_eq!(complete(&h, "set xm").1, ["xmask = "]);
+        assert!(complete(&h, "set x = ").1.is_empty());
+        let (start, _) = complete(&h, "run x");
+        assert_eq!(start, 4);
+    }
+
+    #[test]
+    fn values_after_print_and_events_name() {
+        let h = helper(names());
+        assert_eq!(complete(&h, "print ").1, ["w", "x", "y"]);
+        assert_eq!(complete(&h, "print y").1, ["y"]);
+        assert_eq!(complete(&h, "events --name ").1, ["Add_0 ", "z "]);
+        assert_eq!(
+            complete(&h, "events --action re").1,
+            ["remove ", "replace "]
+        );
+        assert_eq!(
+            complete(&h, "events --kind in").1,
+            ["initializer ", "input ", "intermediate "]
+        );
+        assert_eq!(complete(&h, "events --na").1, ["--name "]);
+        assert_eq!(
+            complete(&h, "check --format ").1,
+            ["csv ", "json ", "table "]
+        );
+        assert_eq!(complete(&h, "bench --format j").1, ["json "]);
+        assert!(complete(&h, "bench --runs ").1.is_empty());
+    }
+
+    #[test]
+    fn paths_after_load_list_a_folders_contents() {
+        let dir = std::env::temp_dir().join(format!("onnx_light_complete_{}", std::process::id()));
+        let sub = dir.join("models");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join("a.onnx"), b"").unwrap();
+        std::fs::write(sub.join("b.onnx"), b"").unwrap();
+        let h = helper(CompletionNames::default());
+        let base = dir.display().to_string();
+        let line = format!("load {base}/mod");
+        let (start, v) = complete(&h, &line);
+        assert_eq!(start, 5);
+        assert_eq!(v, [format!("{base}/models/")]);
+        let line = format!("events --out {base}/mod");
+        assert_eq!(complete(&h, &line).1, [format!("{base}/models/")]);
+        // the next Tab, on the completed folder, lists what is inside
+        let line = format!("load {base}/models/");
+        let (_, mut v) = complete(&h, &line);
+        v.sort();
+        assert_eq!(
+            v,
+            [
+                format!("{base}/models/a.onnx"),
+                format!("{base}/models/b.onnx")
+            ]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn session_names_leave_out_initializers() {
+        let mut s = Session::new();
+        let text = "parse <ir_version: 10, opset_import: [\"\" : 18]>\n\
+                    g (float[N,4] x, float[4] w) => (float[N,4] y)\n\
+                    <float[4] w = {1.0, 2.0, 3.0, 4.0}>\n{ y = Add(x, w) }";
+        s.execute(text).unwrap();
+        let n = s.completion_names();
+        assert_eq!(n.inputs, ["x"]);
+        assert_eq!(n.values, ["w"]);
+        assert!(n.events.is_empty());
+        s.execute("run x=[[1,2,3,4]]").unwrap();
+        let n = s.completion_names();
+        assert_eq!(n.values, ["w", "x", "y"]);
+        assert!(n.events.contains(&"y".to_string()), "{:?}", n.events);
+    }
+}

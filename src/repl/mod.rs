@@ -5,6 +5,7 @@
 
 pub mod commands;
 pub mod editor;
+pub mod interactive;
 pub mod lex;
 pub mod render;
 pub mod tensor_expr;

@@ -469,6 +469,12 @@ impl Plan {
         inputs: HashMap<String, Value>,
         opts: &RunOptions,
     ) -> (RunResult, Option<RunError>) {
+        // a Ctrl-C between runs (`bench`) stops even a plan whose every
+        // step is cached
+        if super::limits::interrupted() {
+            let e = RunError("interrupted (Ctrl-C) before the run".into());
+            return (RunResult::default(), Some(e));
+        }
         let mut events = Vec::new();
         let mut log = opts.events.then_some(&mut events);
         super::limits::take_dropped_events();
