@@ -49,6 +49,16 @@ fn attr_value(a: &AttributeProto) -> String {
     }
     let kind = a.r#type.and_then(|t| AttributeType::try_from(t).ok());
     match kind {
+        // element-type attributes (Cast's `to`, the random ops' `dtype`,
+        // QuantizeLinear's `output_dtype`) by their type name
+        Some(AttributeType::Int) if matches!(a.name(), "to" | "dtype" | "output_dtype") => {
+            let code = a.i.unwrap_or(0);
+            i32::try_from(code)
+                .ok()
+                .and_then(crate::tensor::DataType::from_code)
+                .map(|t| t.name().to_string())
+                .unwrap_or_else(|| code.to_string())
+        }
         Some(AttributeType::Int) => a.i.unwrap_or(0).to_string(),
         Some(AttributeType::Float) => f32_text(a.f.unwrap_or(0.0)),
         Some(AttributeType::String) => bytes(a.s.as_deref().unwrap_or(b"")),
