@@ -528,3 +528,18 @@ fn a_failed_run_keeps_its_log_and_a_mismatch_fails_check() {
         o.stderr
     );
 }
+
+#[test]
+fn let_warns_when_it_contradicts_an_equation() {
+    let o = cmds(
+        "parse g (float[N] x) => (float[M] y) { y = Concat<axis=0>(x, x) }; infer; let N = 2; let M = 5; let M = 4",
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("warning: inference found M = 2*N, which is 4 with N = 2; M is now 5"),
+        "{}",
+        o.stderr
+    );
+    assert_eq!(o.stderr.matches("warning:").count(), 1, "{}", o.stderr);
+}

@@ -615,6 +615,37 @@ fn cmd_let(s: &mut Session, a: &Args) -> R<Flow> {
         e.eval(&bindings_with_equations(s))
     }
     .map_err(|err| CmdError(format!("let {name}: {err}")))?;
+    // a value that contradicts an equation inference found is allowed (the
+    // run will check it) but said
+    let mut warnings = Vec::new();
+    if let Some(r) = &s.report {
+        let others: Bindings = s
+            .bindings
+            .iter()
+            .filter(|(k, _)| k.as_str() != name)
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        for eq in r.equations.iter().filter(|eq| eq.symbol == name) {
+            if let Ok(want) = eq.expr.eval(&others) {
+                if want != v {
+                    let given: Vec<String> = eq
+                        .expr
+                        .symbols()
+                        .iter()
+                        .filter_map(|k| others.get(k).map(|x| format!("{k} = {x}")))
+                        .collect();
+                    warnings.push(format!(
+                        "warning: inference found {name} = {}, which is {want} with {}; {name} is now {v} (run and check will tell)",
+                        eq.expr,
+                        if given.is_empty() { "no bindings".to_string() } else { given.join(", ") }
+                    ));
+                }
+            }
+        }
+    }
+    for w in warnings {
+        s.status(w);
+    }
     s.bindings.insert(name.to_string(), v);
     s.auto_bound.remove(name);
     s.status(format!("{} = {v}", Expr::Sym(name.to_string())));
