@@ -102,17 +102,33 @@ fn run_test(args: &[String]) -> ExitCode {
         }
     };
     let mut results = Vec::with_capacity(cases.len());
+    // a progress bar on a terminal's stderr (hidden when piped)
+    let bar = if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(cases.len() as u64);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} cases {elapsed} (eta {eta}) {msg}",
+        ) {
+            b.set_style(style);
+        }
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
     for c in &cases {
+        bar.set_message(c.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
         let r = backend::run_case(c, &tol);
         if !json {
-            if r.passed {
-                out(&format!("ok {}", r.name));
+            let line = if r.passed {
+                format!("ok {}", r.name)
             } else {
-                out(&format!("FAIL {}: {}", r.name, r.reason.replace('\n', " ")));
-            }
+                format!("FAIL {}: {}", r.name, r.reason.replace('\n', " "))
+            };
+            bar.suspend(|| out(&line));
         }
+        bar.inc(1);
         results.push(r);
     }
+    bar.finish_and_clear();
     let failed = results.iter().filter(|r| !r.passed).count();
     if json {
         out(&serde_json::to_string_pretty(&results).unwrap_or_default());

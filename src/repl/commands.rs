@@ -1187,16 +1187,37 @@ fn cmd_bench(s: &mut Session, a: &Args) -> R<Flow> {
         max_values: 0,
     };
     let mut times = Vec::with_capacity(runs);
+    // a progress bar on a terminal's stderr once a bench passes a second
+    use std::io::IsTerminal;
+    let bar = if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new((warmup + runs) as u64);
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("bench {bar:30} {pos}/{len} runs {elapsed}")
+        {
+            b.set_style(style);
+        }
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let started = Instant::now();
     let r: R<()> = with_pool(s, || {
         for i in 0..warmup + runs {
             let t0 = Instant::now();
-            p.run(inputs.clone(), &opts).map_err(|e| CmdError(e.0))?;
+            p.run(inputs.clone(), &opts).map_err(|e| {
+                let done = i.saturating_sub(warmup);
+                CmdError(format!("{} (after {done} of {runs} timed runs)", e.0))
+            })?;
             if i >= warmup {
                 times.push(t0.elapsed().as_secs_f64() * 1e3);
+            }
+            if started.elapsed().as_secs() >= 1 {
+                bar.set_position(i as u64 + 1);
             }
         }
         Ok(())
     });
+    bar.finish_and_clear();
     r?;
     times.sort_by(|x, y| x.total_cmp(y));
     let median = if times.len() % 2 == 1 {
