@@ -115,7 +115,11 @@ fn run_test(args: &[String]) -> ExitCode {
         indicatif::ProgressBar::hidden()
     };
     for c in &cases {
-        bar.set_message(c.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+        bar.set_message(
+            c.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        );
         let r = backend::run_case(c, &tol);
         if !json {
             let line = if r.passed {

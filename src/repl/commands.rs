@@ -281,6 +281,12 @@ pub fn dispatch(s: &mut Session, line: &str) -> R<Flow> {
     flow
 }
 
+/// Whether tables get meaning colours: colour is on (standard output is a
+/// terminal, no `--no-color`/`NO_COLOR`) and the output is not a file.
+fn table_colors(a: &Args) -> bool {
+    colored::control::SHOULD_COLORIZE.should_colorize() && a.value("out").is_none()
+}
+
 fn no_args(c: &str, a: &Args) -> R<()> {
     if a.rest.trim().is_empty() {
         Ok(())
@@ -306,7 +312,7 @@ fn one_path(c: &str, a: &Args) -> R<String> {
 }
 
 fn emit(s: &mut Session, a: &Args, d: Data) {
-    let text = d.render(a.format);
+    let text = d.render_styled(a.format, table_colors(a));
     s.say(text);
 }
 
@@ -1404,7 +1410,11 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
             .iter()
             .map(|r| keep.iter().map(|&i| r[i].clone()).collect())
             .collect();
-        let mut t = super::render::table(&h, &rows);
+        let mut t = if table_colors(a) {
+            super::render::table_styled(&h, &rows, super::render::meaning_color)
+        } else {
+            super::render::table(&h, &rows)
+        };
         t.push_str(&format!(
             "\n{} event{}",
             rows.len(),

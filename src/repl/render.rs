@@ -42,11 +42,21 @@ impl Data {
     }
 
     pub fn render(&self, f: Format) -> String {
+        self.render_styled(f, false)
+    }
+
+    /// Like [`Data::render`]; with `color`, table cells whose meaning has a
+    /// colour (statuses, event actions and kinds, element types) get it.
+    pub fn render_styled(&self, f: Format, color: bool) -> String {
         match f {
             Format::Json => serde_json::to_string_pretty(&self.json).unwrap_or_default(),
             Format::Csv => csv_text(&self.headers, &self.rows),
             Format::Table => {
-                let mut out = table(&self.headers, &self.rows);
+                let mut out = if color {
+                    table_styled(&self.headers, &self.rows, meaning_color)
+                } else {
+                    table(&self.headers, &self.rows)
+                };
                 for l in &self.footer {
                     if !out.is_empty() {
                         out.push('\n');
@@ -77,8 +87,41 @@ fn csv_text(headers: &[String], rows: &[Vec<String>]) -> String {
     s
 }
 
+/// The colour of a cell by its column and text, if it has one.
+pub fn meaning_color(header: &str, cell: &str) -> Option<colored::Color> {
+    use colored::Color::*;
+    Some(match (header, cell) {
+        ("status", "OK") => Green,
+        ("status", "MISMATCH") => BrightRed,
+        ("status", "UNKNOWN") => Yellow,
+        ("action", "add") => Green,
+        ("action", "replace") => Yellow,
+        ("action", "remove") => Red,
+        ("action", "run_node") => Cyan,
+        ("kind", "input") => Blue,
+        ("kind", "initializer") => Magenta,
+        ("kind", "output") => BrightGreen,
+        ("kind", "node") => Cyan,
+        ("source", "declared") => Blue,
+        ("source", "inferred") => Magenta,
+        ("data_type" | "elem_type" | "dtype", c) if !c.is_empty() => Blue,
+        _ => return None,
+    })
+}
+
 /// Left-aligned columns separated by two spaces, with a header rule.
 pub fn table(headers: &[String], rows: &[Vec<String>]) -> String {
+    table_styled(headers, rows, |_, _| None)
+}
+
+/// [`table`] with cells coloured by `style(header, cell)`; widths count
+/// the visible text only.
+pub fn table_styled(
+    headers: &[String],
+    rows: &[Vec<String>],
+    style: impl Fn(&str, &str) -> Option<colored::Color>,
+) -> String {
+    use colored::Colorize;
     let n = headers.len();
     let mut w: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for r in rows {
@@ -86,21 +129,26 @@ pub fn table(headers: &[String], rows: &[Vec<String>]) -> String {
             w[i] = w[i].max(c.chars().count());
         }
     }
-    let line = |cells: &[String]| -> String {
+    let line = |cells: &[String], styled: bool| -> String {
         let mut s = String::new();
+        let mut pad = 0;
         for (i, c) in cells.iter().enumerate().take(n) {
-            if i + 1 == n {
-                s.push_str(c);
-            } else {
-                s.push_str(c);
-                for _ in c.chars().count()..w[i] + 2 {
-                    s.push(' ');
+            if !c.is_empty() {
+                // spaces owed by the previous cells, then this one
+                s.extend(std::iter::repeat_n(' ', pad));
+                pad = 0;
+                match style(&headers[i], c).filter(|_| styled) {
+                    Some(color) => s.push_str(&c.as_str().color(color).to_string()),
+                    None => s.push_str(c),
                 }
             }
+            if i + 1 < n {
+                pad += w[i] + 2 - c.chars().count();
+            }
         }
-        s.trim_end().to_string()
+        s
     };
-    let mut out = line(headers);
+    let mut out = line(headers, false);
     out.push('\n');
     out.push_str(
         &w.iter()
@@ -110,7 +158,7 @@ pub fn table(headers: &[String], rows: &[Vec<String>]) -> String {
     );
     for r in rows {
         out.push('\n');
-        out.push_str(&line(r));
+        out.push_str(&line(r, true));
     }
     out
 }
