@@ -106,8 +106,17 @@ pub fn render_tensor(t: &Tensor, precision: usize) -> String {
 /// `...`, and only the elements shown are ever formatted (printing a
 /// 1 GiB tensor formats a few dozen numbers).
 pub fn render_tensor_with(t: &Tensor, o: &PrintOptions) -> String {
-    let shape = t.shape().to_vec();
     let summarise = t.len() > o.threshold;
+    let text = render_as(t, o, summarise);
+    // under the threshold (so cheap to print in full) but a wall of lines
+    if !summarise && o.threshold != usize::MAX && text.lines().count() > MAX_FULL_LINES {
+        return render_as(t, o, true);
+    }
+    text
+}
+
+fn render_as(t: &Tensor, o: &PrintOptions, summarise: bool) -> String {
+    let shape = t.shape().to_vec();
     let shown = shown_indices(&shape, summarise);
     let cells = cell_texts(&picked(t, &shown), o.precision);
     if shape.is_empty() {
@@ -140,6 +149,10 @@ pub fn render_tensor_with(t: &Tensor, o: &PrintOptions) -> String {
     r.axis(0, 0);
     r.out
 }
+
+/// A tensor whose full print would take more lines than this prints
+/// summarised too (a (1,1000,1,1) classifier output is 2,000 lines in full).
+pub const MAX_FULL_LINES: usize = 50;
 
 /// The flat indices of the elements printed, in order.
 fn shown_indices(shape: &[usize], summarise: bool) -> Vec<usize> {
@@ -346,6 +359,29 @@ mod tests {
             render_tensor(&t, 4),
             "[[ 0.  3.]\n [ 6.  9.]\n [12. 15.]\n [18. 21.]]"
         );
+    }
+
+    #[test]
+    fn a_wall_of_lines_is_summarised_below_the_threshold() {
+        // 1000 elements is not over numpy's threshold, but (1,1000,1,1) is
+        // 2,000 lines in full and (1,1000) 84 wrapped lines
+        for shape in [vec![1, 1000, 1, 1], vec![1, 1000]] {
+            let t = Tensor::from_vec(&shape, vec![0.5f32; 1000]).unwrap();
+            let text = render_tensor(&t, 4);
+            assert!(text.lines().count() <= 20, "{shape:?}: {text}");
+            assert!(text.contains("..."), "{text}");
+            let full = render_tensor_with(
+                &t,
+                &PrintOptions {
+                    threshold: usize::MAX,
+                    ..PrintOptions::default()
+                },
+            );
+            assert_eq!(full.matches("0.5").count(), 1000);
+        }
+        // a small matrix stays whole
+        let t = Tensor::from_vec(&[10, 10], vec![1i64; 100]).unwrap();
+        assert!(!render_tensor(&t, 4).contains("..."));
     }
 
     #[test]
