@@ -543,3 +543,33 @@ fn let_warns_when_it_contradicts_an_equation() {
     );
     assert_eq!(o.stderr.matches("warning:").count(), 1, "{}", o.stderr);
 }
+
+#[test]
+fn events_with_shapes_join_the_log_and_check() {
+    let o = cmds(&format!(
+        "{SEED}; run --release x=arange(8).reshape(2,4); events --shapes --kind intermediate,output; \
+         events --shapes --kind output --format json"
+    ));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stdout.contains("inferred  resolved  status"),
+        "{}",
+        o.stdout
+    );
+    let y = o
+        .stdout
+        .lines()
+        .find(|l| l.contains("output") && l.contains(" y "))
+        .unwrap();
+    assert!(y.ends_with("(M, 2)    (4, 2)    OK"), "{y}");
+    // removals carry no shape columns
+    let rm = o.stdout.lines().find(|l| l.contains("remove")).unwrap();
+    assert!(!rm.contains("OK"), "{rm}");
+    assert!(o.stdout.contains("\"status\": \"OK\""), "{}", o.stdout);
+    assert!(
+        o.stdout
+            .contains("\"resolved\": [\n      4,\n      2\n    ]"),
+        "{}",
+        o.stdout
+    );
+}

@@ -110,7 +110,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!("run", &[], "run [NAME=TENSOR ...] [--release|--no-release]", "Set the given inputs, run the model, print the outputs.", &[Flag { name: "release", value: None, help: "release intermediates after their last use (this run)" }, Flag { name: "no-release", value: None, help: "keep every intermediate (this run)" }], raw = false, data = false, cmd_run),
     cmd!("print", &[], "print NAME [--full] [--format text|json|csv|npy] [--out FILE]", "Print a tensor: an input, an output, an initializer, or a value still held after the run. Large tensors are summarised numpy-style (config print-threshold); --full prints every element; --format json|csv|npy exports the whole tensor (npy needs --out).", &[Flag { name: "full", value: None, help: "every element, never summarised" }, Flag { name: "format", value: Some("text|json|csv|npy"), help: "text (default), or the whole tensor as JSON, CSV or .npy" }, OUT], raw = false, data = false, cmd_print),
     cmd!("bench", &[], "bench [--runs N] [--warmup K] [NAME=TENSOR ...]", "Run the model K+N times with events off; print min, median and max milliseconds.", &[Flag { name: "runs", value: Some("N"), help: "timed runs (default 10)" }, Flag { name: "warmup", value: Some("K"), help: "untimed runs first (default 1)" }, FORMAT, OUT], raw = false, data = true, cmd_bench),
-    cmd!("events", &[], "events [--action A[,A]] [--kind K[,K]] [--name NAME] [--format F]", "The event log of the last run, filtered.", &[Flag { name: "action", value: Some("A[,A]"), help: "add, replace, remove, run_node" }, Flag { name: "kind", value: Some("K[,K]"), help: "input, initializer, intermediate, output, node" }, Flag { name: "name", value: Some("NAME"), help: "one value or node name" }, FORMAT, OUT], raw = false, data = true, cmd_events),
+    cmd!("events", &[], "events [--action A[,A]] [--kind K[,K]] [--name NAME] [--shapes] [--format F]", "The event log of the last run, filtered; --shapes adds check's columns (inferred, resolved shape, status) to each value.", &[Flag { name: "shapes", value: None, help: "add inferred shape, resolved shape and OK/MISMATCH/UNKNOWN to each value event" }, Flag { name: "action", value: Some("A[,A]"), help: "add, replace, remove, run_node" }, Flag { name: "kind", value: Some("K[,K]"), help: "input, initializer, intermediate, output, node" }, Flag { name: "name", value: Some("NAME"), help: "one value or node name" }, FORMAT, OUT], raw = false, data = true, cmd_events),
     cmd!("check", &[], "check [--format F]", "For every value the last run produced: runtime shape, inferred shape, resolved shape, OK/MISMATCH/UNKNOWN.", &[FORMAT, OUT], raw = false, data = true, cmd_check),
     cmd!("config", &[], "config [KEY [VALUE]]", "Show or set options: events on|off, release on|off, max-values N, precision N, print-threshold N (tensors with more elements print summarised, default 1000), line-width N|auto, seed N, threads N, max-memory SIZE|default (e.g. 4G), max-iterations N, max-events N.", &[], raw = false, data = false, cmd_config),
     cmd!("source", &[], "source PATH", "Run a script inside the current session.", &[], raw = false, data = false, cmd_source),
@@ -1289,10 +1289,15 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
     let name = a
         .value("name")
         .map(|n| unquote_name(n).unwrap_or_else(|_| n.to_string()));
+    if a.has("shapes") {
+        ensure_report(s)?;
+    }
     let run = last_run(s)?;
     if run.events.is_empty() && !s.config.events {
         return Err("the last run recorded no events ('config events on' to record them)".into());
     }
+    let empty_report = shape::InferReport::default();
+    let report = s.report.as_ref().unwrap_or(&empty_report);
     let evs: Vec<&crate::runtime::Event> = run
         .events
         .iter()
@@ -1300,7 +1305,7 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
         .filter(|e| kinds.as_ref().is_none_or(|k| k.contains(&e.kind)))
         .filter(|e| name.as_ref().is_none_or(|n| &e.name == n))
         .collect();
-    let headers = [
+    let mut headers = vec![
         "index",
         "action",
         "kind",
@@ -1316,10 +1321,30 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
         "depth",
         "scope",
     ];
+    // --shapes: each value event beside check's columns (the seed's final
+    // table): inferred, resolved with the bindings, status
+    let checks: Vec<Option<shape::CheckRow>> = if a.has("shapes") {
+        headers.extend(["inferred", "resolved", "status"]);
+        let is_value = |e: &crate::runtime::Event| {
+            matches!(e.action, EventAction::Add | EventAction::Replace) && e.depth == 0
+        };
+        let produced: Vec<(String, Vec<usize>)> = evs
+            .iter()
+            .filter(|e| is_value(e))
+            .map(|e| (e.name.clone(), e.shape.clone()))
+            .collect();
+        let mut rows = shape::check_shapes(report, &s.bindings, &produced).into_iter();
+        evs.iter()
+            .map(|e| if is_value(e) { rows.next() } else { None })
+            .collect()
+    } else {
+        vec![]
+    };
     let mut d = Data::new(&headers, Json::Null);
     let mut arr = Vec::with_capacity(evs.len());
     let prec = s.config.precision;
-    for e in &evs {
+    for (k, e) in evs.iter().enumerate() {
+        let check = checks.get(k).and_then(Option::as_ref);
         let node_json = e.node.as_ref().map(
             |n| json!({"index": n.index, "op_type": n.op_type, "domain": n.domain, "name": n.name}),
         );
@@ -1339,6 +1364,12 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
             "depth": e.depth,
             "scope": e.scope,
         }));
+        if let (Some(c), Some(Json::Object(o))) = (check, arr.last_mut()) {
+            let dims = c.inferred.as_deref();
+            o.insert("inferred".into(), dims_json(dims));
+            o.insert("resolved".into(), resolved_json(&c.resolved, dims));
+            o.insert("status".into(), json!(c.status.name()));
+        }
         let vals = if e.string_values.is_empty() {
             let v: Vec<String> = e.values.iter().map(|x| x.table_text(prec)).collect();
             if v.is_empty() {
@@ -1390,6 +1421,17 @@ fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
             e.depth.to_string(),
             e.scope.clone(),
         ]);
+        if a.has("shapes") {
+            let row = d.rows.last_mut().expect("pushed above");
+            match check {
+                Some(c) => row.extend([
+                    shape_text(c.inferred.as_deref()),
+                    resolved_text(&c.resolved),
+                    c.status.name().to_string(),
+                ]),
+                None => row.extend([String::new(), String::new(), String::new()]),
+            }
+        }
     }
     d.json = Json::Array(arr);
     if a.format == Format::Table {
