@@ -312,8 +312,16 @@ impl Parser<'_> {
     }
 
     fn call(&mut self, name: &str, pos: usize) -> Result<Expr, ExprError> {
-        if !matches!(name, "CeilToInt" | "Max" | "Min") {
-            return Err(ExprError::at(format!("unknown function '{name}'"), pos));
+        const FUNCTIONS: [&str; 3] = ["CeilToInt", "Max", "Min"];
+        if !FUNCTIONS.contains(&name) {
+            let hint = match FUNCTIONS.iter().find(|f| f.eq_ignore_ascii_case(name)) {
+                Some(f) => format!("; did you mean '{f}'?"),
+                None => format!(" (functions: {})", FUNCTIONS.join(", ")),
+            };
+            return Err(ExprError::at(
+                format!("unknown function '{name}'{hint}"),
+                pos,
+            ));
         }
         self.bump(); // '('
         let mut args = Vec::new();

@@ -209,7 +209,16 @@ fn parse_errors() {
         ("   ", "unexpected end of input", 3),
         ("(N+1", "unexpected end of input, expected ')'", 4),
         ("N M", "unexpected token 'M'", 2),
-        ("Foo(1, 2)", "unknown function 'Foo'", 0),
+        (
+            "Foo(1, 2)",
+            "unknown function 'Foo' (functions: CeilToInt, Max, Min)",
+            0,
+        ),
+        (
+            "max(1, 2)",
+            "unknown function 'max'; did you mean 'Max'?",
+            0,
+        ),
         ("N/2", "unexpected character '/' (division is '//')", 1),
         ("9223372036854775808", "integer literal too large", 0),
         ("1+99999999999999999999", "integer literal too large", 2),

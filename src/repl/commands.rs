@@ -103,16 +103,16 @@ pub static COMMANDS: &[Command] = &[
     cmd!("infer", &[], "infer [--format F] [--out FILE]", "Infer every value's element type and shape (symbolic), write graph.value_info, and list the equations found (M = 2*N).", &[FORMAT, OUT], raw = false, data = true, cmd_infer),
     cmd!("let", &[], "let [NAME = EXPR]", "Bind a symbol to an integer (EXPR may use bound symbols); without arguments, list the bindings.", &[FORMAT, OUT], raw = true, data = true, cmd_let),
     cmd!("unlet", &[], "unlet NAME", "Drop a binding.", &[], raw = false, data = false, cmd_unlet),
-    cmd!("eval", &[], "eval EXPR [--format F]", "Evaluate a dimension expression with the bindings; with unbound symbols, print it simplified.", &[FORMAT, OUT], raw = false, data = true, cmd_eval),
+    cmd!("eval", &[], "eval EXPR [--format F]", "Evaluate a dimension expression with the bindings; with unbound symbols, print it simplified. Integers and symbols (N, p2o.DynamicDimension.0, or any name quoted: \"batch size\"); operators + - * // (floor division) % (floor modulo) and parentheses; functions Max(a, b, ...), Min(a, b, ...), CeilToInt(a, b) (ceiling of a/b).", &[FORMAT, OUT], raw = false, data = true, cmd_eval),
     cmd!("shapes", &[], "shapes [--format F] [--out FILE]", "Every value's inferred shape next to the shape resolved with the bindings.", &[FORMAT, OUT], raw = false, data = true, cmd_shapes),
-    cmd!("set", &[], "set NAME = TENSOR", "Set a model input to a tensor expression (arange(8).reshape(2,4), rand(N,4), [1, 2]...).", &[], raw = true, data = false, cmd_set),
+    cmd!("set", &[], "set NAME = TENSOR", "Set a model input to a tensor expression (arange(8).reshape(2,4), rand(N,4), [1, 2]...). Tensor expressions: literals [1, 2], [[1., 2.], [3., 4.]], [\"a\", \"b\"], [true, false]; constructors arange(stop) or arange(start, stop[, step]), zeros(d, ...), ones(d, ...), full([d, ...], value), eye(n), linspace(a, b, n), rand(d, ...) (uniform in [0, 1), seeded by config seed), randn(d, ...) (normal), npy(\"file.npy\"), pb(\"file.pb\"); methods .reshape(d, ...) (one -1 allowed), .astype(TYPE) (float, int64, ...), .T / .transpose(perm...). Dimensions may be bound symbols (rand(N, 4)).", &[], raw = true, data = false, cmd_set),
     cmd!("inputs", &[], "inputs [--format F]", "Declared inputs, their types, and the values set.", &[FORMAT, OUT], raw = false, data = true, cmd_inputs),
-    cmd!("run", &[], "run [NAME=TENSOR ...] [--release|--no-release]", "Set the given inputs, run the model, print the outputs.", &[Flag { name: "release", value: None, help: "release intermediates after their last use (this run)" }, Flag { name: "no-release", value: None, help: "keep every intermediate (this run)" }], raw = false, data = false, cmd_run),
+    cmd!("run", &[], "run [NAME=TENSOR ...] [--release|--no-release]", "Set the given inputs, run the model, print the outputs. TENSOR is a tensor expression ('help set' lists them).", &[Flag { name: "release", value: None, help: "release intermediates after their last use (this run)" }, Flag { name: "no-release", value: None, help: "keep every intermediate (this run)" }], raw = false, data = false, cmd_run),
     cmd!("print", &[], "print NAME [--full] [--format text|json|csv|npy] [--out FILE]", "Print a tensor: an input, an output, an initializer, or a value still held after the run. Large tensors are summarised numpy-style (config print-threshold); --full prints every element; --format json|csv|npy exports the whole tensor (npy needs --out).", &[Flag { name: "full", value: None, help: "every element, never summarised" }, Flag { name: "format", value: Some("text|json|csv|npy"), help: "text (default), or the whole tensor as JSON, CSV or .npy" }, OUT], raw = false, data = false, cmd_print),
     cmd!("bench", &[], "bench [--runs N] [--warmup K] [NAME=TENSOR ...]", "Run the model K+N times with events off; print min, median and max milliseconds.", &[Flag { name: "runs", value: Some("N"), help: "timed runs (default 10)" }, Flag { name: "warmup", value: Some("K"), help: "untimed runs first (default 1)" }, FORMAT, OUT], raw = false, data = true, cmd_bench),
     cmd!("events", &[], "events [--action A[,A]] [--kind K[,K]] [--name NAME] [--shapes] [--format F]", "The event log of the last run, filtered; --shapes adds check's columns (inferred, resolved shape, status) to each value.", &[Flag { name: "shapes", value: None, help: "add inferred shape, resolved shape and OK/MISMATCH/UNKNOWN to each value event" }, Flag { name: "action", value: Some("A[,A]"), help: "add, replace, remove, run_node" }, Flag { name: "kind", value: Some("K[,K]"), help: "input, initializer, intermediate, output, node" }, Flag { name: "name", value: Some("NAME"), help: "one value or node name" }, FORMAT, OUT], raw = false, data = true, cmd_events),
     cmd!("check", &[], "check [--format F]", "For every value the last run produced: runtime shape, inferred shape, resolved shape, OK/MISMATCH/UNKNOWN.", &[FORMAT, OUT], raw = false, data = true, cmd_check),
-    cmd!("config", &[], "config [KEY [VALUE]]", "Show or set options: events on|off, release on|off, max-values N, precision N, print-threshold N (tensors with more elements print summarised, default 1000), line-width N|auto, seed N, threads N, max-memory SIZE|default (e.g. 4G), max-iterations N, max-events N.", &[], raw = false, data = false, cmd_config),
+    cmd!("config", &[], "config [KEY [VALUE]]", "Show or set options: events on|off, release on|off, max-values N, precision N, print-threshold N (tensors with more elements print summarised, default 1000), line-width N|auto, seed N, threads N, max-memory SIZE|default (4G, 512M), max-iterations N, max-events N.", &[], raw = false, data = false, cmd_config),
     cmd!("source", &[], "source PATH", "Run a script inside the current session.", &[], raw = false, data = false, cmd_source),
     cmd!("help", &[], "help [COMMAND]", "List the commands, or describe one.", &[], raw = false, data = false, cmd_help),
     cmd!("quit", &["exit"], "quit", "Leave the shell.", &[], raw = false, data = false, cmd_quit),
@@ -1777,6 +1777,15 @@ fn cmd_source(s: &mut Session, a: &Args) -> R<Flow> {
 
 fn cmd_help(s: &mut Session, a: &Args) -> R<Flow> {
     let topic = a.rest.trim();
+    // wrapped to the terminal (75 columns when not a terminal)
+    let width = super::line_width(&s.config);
+    let wrap = |text: &str, first: &str, rest: &str| -> String {
+        let opts = textwrap::Options::new(width)
+            .initial_indent(first)
+            .subsequent_indent(rest)
+            .word_splitter(textwrap::WordSplitter::NoHyphenation);
+        textwrap::fill(text, opts)
+    };
     if topic.is_empty() {
         let w = COMMANDS.iter().map(|c| c.usage.len()).max().unwrap_or(0);
         let mut lines = vec!["commands:".to_string()];
@@ -1787,10 +1796,21 @@ fn cmd_help(s: &mut Session, a: &Args) -> R<Flow> {
                 .next()
                 .unwrap_or(c.help)
                 .trim_end_matches('.');
-            lines.push(format!("  {:<w$}  {first}", c.usage));
+            // usage and summary side by side when they fit, else the
+            // summary on the next lines, indented
+            if 2 + w + 2 + first.len() <= width {
+                lines.push(format!("  {:<w$}  {first}", c.usage));
+            } else {
+                lines.push(format!("  {}", c.usage));
+                lines.push(wrap(first, "      ", "      "));
+            }
         }
         lines.push(String::new());
-        lines.push("'help COMMAND' for details; data commands take --format table|json|csv and --out FILE.".into());
+        lines.push(wrap(
+            "'help COMMAND' for details; data commands take --format table|json|csv and --out FILE.",
+            "",
+            "",
+        ));
         s.say(lines.join("\n"));
         return Ok(Flow::Continue);
     }
@@ -1803,7 +1823,7 @@ fn cmd_help(s: &mut Session, a: &Args) -> R<Flow> {
     let mut lines = vec![
         format!("usage: {}", c.usage),
         String::new(),
-        c.help.to_string(),
+        wrap(c.help, "", ""),
     ];
     if !c.aliases.is_empty() {
         lines.push(format!("aliases: {}", c.aliases.join(", ")));
@@ -1816,7 +1836,11 @@ fn cmd_help(s: &mut Session, a: &Args) -> R<Flow> {
                 Some(v) => format!("--{} {v}", f.name),
                 None => format!("--{}", f.name),
             };
-            lines.push(format!("  {head:<28} {}", f.help));
+            lines.push(wrap(
+                &format!("{head:<28} {}", f.help),
+                "  ",
+                &" ".repeat(31),
+            ));
         }
     }
     s.say(lines.join("\n"));
