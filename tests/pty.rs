@@ -300,3 +300,34 @@ fn history_defaults_to_the_xdg_state_folder() {
     assert_eq!(text, "#V2\neval 1\neval 3\nquit\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn colour_is_decided_per_stream() {
+    // stdout a terminal (coloured prompt and tables), stderr a file: the
+    // error lines in the file carry no colour codes
+    let dir = scratch("colour");
+    let log = dir.join("err.log");
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!(
+            "exec '{}' 2>'{}'",
+            env!("CARGO_BIN_EXE_onnx-light"),
+            log.display()
+        ))
+        .current_dir(&dir)
+        .env("TERM", "xterm")
+        .env_remove("NO_COLOR")
+        .env("ONNX_LIGHT_HISTORY", dir.join("history"));
+    let mut p = spawn(cmd);
+    enter(&mut p, "bogus");
+    enter(&mut p, "eval 41+1");
+    expect_line(&mut p, "42");
+    enter(&mut p, "quit");
+    p.exp_eof().unwrap();
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert!(err.contains("error: unknown command 'bogus'"), "{err}");
+    assert!(
+        !err.contains('\x1b'),
+        "colour codes in a redirected stderr: {err:?}"
+    );
+}

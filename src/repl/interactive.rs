@@ -24,7 +24,6 @@
 use super::editor::{CompletionNames, ShellHelper};
 use super::{split_script, CmdError, Flow, Session};
 use crate::runtime::limits;
-use colored::Colorize;
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use rustyline::{CompletionType, Config, Editor};
@@ -96,9 +95,12 @@ fn out(s: &str) {
     let _ = o.flush();
 }
 
+/// An error line, red only when colour is on and stderr itself is a
+/// terminal (`onnx-light 2>err.log` gets plain text).
 fn err_line(s: &str, color: bool) {
-    if color {
-        eprintln!("{}", s.red());
+    use std::io::IsTerminal;
+    if color && std::io::stderr().is_terminal() {
+        eprintln!("\x1b[31m{s}\x1b[0m");
     } else {
         eprintln!("{s}");
     }
