@@ -245,8 +245,13 @@ pub fn infer_model(model: &mut ModelProto) -> InferReport {
 /// Which side a merged dimension came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Won {
-    /// They agree (or both are unknown).
+    /// Both are unknown.
     Neither,
+    /// Both are known and agree.
+    Agreed,
+    /// Inference replaced a declaration it disagrees with (or cannot
+    /// compare with).
+    Overrode,
     Declared,
     Inferred,
 }
@@ -730,9 +735,15 @@ impl Engine {
                         (Some(shown), Some(used))
                     }
                 };
-                let declared_won = won.contains(&Won::Declared);
-                let inferred_won = won.contains(&Won::Inferred);
-                let source = match (declared_won, inferred_won) {
+                // which sides said something that was kept: an axis where
+                // they agree counts for both (a declared `?` refined by
+                // inference next to agreeing axes is `both`)
+                let agreed = won.contains(&Won::Agreed);
+                let declared = agreed || won.contains(&Won::Declared);
+                let inferred = agreed || won.contains(&Won::Inferred);
+                let source = match (declared, inferred) {
+                    // a declaration inference had to replace says nothing
+                    _ if won.contains(&Won::Overrode) => Source::Inferred,
                     (true, false) => Source::Declared,
                     (false, true) => Source::Inferred,
                     _ => Source::Both,
@@ -763,7 +774,7 @@ impl Engine {
             (x, None) => (x.clone(), x.clone(), Won::Declared),
             (Some(de), Some(ie)) => {
                 if de == ie {
-                    return (d.clone(), i.clone(), Won::Neither);
+                    return (d.clone(), i.clone(), Won::Agreed);
                 }
                 // a fresh symbol (a data-dependent size) says less than
                 // any declared dimension
@@ -793,22 +804,22 @@ impl Engine {
                             self.equations.insert(s, ie.clone());
                         }
                     }
-                    return (d.clone(), i.clone(), Won::Neither);
+                    return (d.clone(), i.clone(), Won::Agreed);
                 }
                 match dims_agree(de, ie) {
-                    Some(true) => (i.clone(), i.clone(), Won::Neither),
+                    Some(true) => (i.clone(), i.clone(), Won::Agreed),
                     Some(false) => {
                         // the declaration is wrong: inference follows the
                         // operators, so it wins
                         self.report.warnings.push(format!(
                             "{who}: '{name}' axis {axis} is declared {de} but inferred {ie}; using {ie}"
                         ));
-                        (i.clone(), i.clone(), Won::Inferred)
+                        (i.clone(), i.clone(), Won::Overrode)
                     }
                     // a declared constant is more specific than an
                     // expression it cannot be told apart from
                     None if de.as_int().is_some() => (d.clone(), d.clone(), Won::Declared),
-                    None => (i.clone(), i.clone(), Won::Inferred),
+                    None => (i.clone(), i.clone(), Won::Overrode),
                 }
             }
         }
