@@ -276,7 +276,8 @@ pub fn dispatch(s: &mut Session, line: &str) -> R<Flow> {
         let text = std::mem::take(&mut s.out);
         let mut bytes = text.into_bytes();
         bytes.push(b'\n');
-        proto::write_atomic(Path::new(path), &bytes).map_err(|e| CmdError(e.to_string()))?;
+        let path = crate::files::expand_home(path);
+        proto::write_atomic(Path::new(&path), &bytes).map_err(|e| CmdError(e.to_string()))?;
     }
     flow
 }
@@ -1135,7 +1136,8 @@ fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
             let bytes = export_tensor(&name, t, format)?;
             match a.value("out") {
                 Some(path) => {
-                    proto::write_atomic(Path::new(path), &bytes)
+                    let path = crate::files::expand_home(path);
+                    proto::write_atomic(Path::new(&path), &bytes)
                         .map_err(|e| CmdError(e.to_string()))?;
                     s.out_written = true;
                     s.status(format!("wrote '{name}' ({} bytes) to {path}", bytes.len()));
