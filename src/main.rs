@@ -2,7 +2,7 @@
 
 use onnx_light::repl::{self, ScriptEnd, Session};
 use onnx_light::runtime::backend;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -39,20 +39,7 @@ struct Cli {
     err_color: bool,
 }
 
-fn out(s: &str) {
-    let mut o = std::io::stdout().lock();
-    let _ = writeln!(o, "{s}");
-}
-
-/// An error line on stderr, red when stderr is a terminal (decided apart
-/// from stdout's colour: `2>err.log` gets plain text).
-fn err_line(s: &str, color: bool) {
-    if color {
-        eprintln!("\x1b[31m{s}\x1b[0m");
-    } else {
-        eprintln!("{s}");
-    }
-}
+use onnx_light::repl::render::{print_error as err_line, print_line as out};
 
 fn run_test(args: &[String]) -> ExitCode {
     let mut json = false;
@@ -103,17 +90,10 @@ fn run_test(args: &[String]) -> ExitCode {
     };
     let mut results = Vec::with_capacity(cases.len());
     // a progress bar on a terminal's stderr (hidden when piped)
-    let bar = if std::io::stderr().is_terminal() {
-        let b = indicatif::ProgressBar::new(cases.len() as u64);
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "{bar:30} {pos}/{len} cases {elapsed} (eta {eta}) {msg}",
-        ) {
-            b.set_style(style);
-        }
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = onnx_light::repl::render::progress_bar(
+        cases.len() as u64,
+        "{bar:30} {pos}/{len} cases {elapsed} (eta {eta}) {msg}",
+    );
     for c in &cases {
         bar.set_message(
             c.file_name()

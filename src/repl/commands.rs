@@ -1076,14 +1076,11 @@ fn export_tensor(name: &str, t: &crate::tensor::Tensor, format: &str) -> R<Vec<u
                     .collect(),
             };
             let cols = t.shape().last().copied().unwrap_or(1).max(1);
-            let mut w = csv::WriterBuilder::new()
-                .flexible(true)
-                .from_writer(Vec::new());
-            for row in texts.chunks(cols) {
-                w.write_record(row)
-                    .map_err(|e| CmdError(format!("csv: {e}")))?;
+            let mut text = super::render::csv_records(texts.chunks(cols));
+            if !text.is_empty() {
+                text.push('\n');
             }
-            w.into_inner().map_err(|e| CmdError(format!("csv: {e}")))
+            Ok(text.into_bytes())
         }
         "npy" => crate::tensor::write_npy(t).map_err(|e| CmdError(format!("'{name}': {e}"))),
         other => Err(CmdError(format!(
@@ -1123,16 +1120,14 @@ fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
         }
         Some(v) => {
             let t = match &v {
-                Value::Tensor(t) => t,
-                Value::Optional(Some(inner)) if inner.as_tensor().is_some() => {
-                    inner.as_tensor().expect("checked")
-                }
-                _ => {
-                    return Err(CmdError(format!(
-                        "'{name}' is not a tensor: --format {format} exports tensors"
-                    )))
-                }
-            };
+                Value::Optional(Some(inner)) => inner.as_tensor(),
+                other => other.as_tensor(),
+            }
+            .ok_or_else(|| {
+                CmdError(format!(
+                    "'{name}' is not a tensor: --format {format} exports tensors"
+                ))
+            })?;
             let bytes = export_tensor(&name, t, format)?;
             match a.value("out") {
                 Some(path) => {
@@ -1196,18 +1191,10 @@ fn cmd_bench(s: &mut Session, a: &Args) -> R<Flow> {
     };
     let mut times = Vec::with_capacity(runs);
     // a progress bar on a terminal's stderr once a bench passes a second
-    use std::io::IsTerminal;
-    let bar = if std::io::stderr().is_terminal() {
-        let b = indicatif::ProgressBar::new((warmup + runs) as u64);
-        if let Ok(style) =
-            indicatif::ProgressStyle::with_template("bench {bar:30} {pos}/{len} runs {elapsed}")
-        {
-            b.set_style(style);
-        }
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = super::render::progress_bar(
+        (warmup + runs) as u64,
+        "bench {bar:30} {pos}/{len} runs {elapsed}",
+    );
     let started = Instant::now();
     let r: R<()> = with_pool(s, || {
         for i in 0..warmup + runs {

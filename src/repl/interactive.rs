@@ -29,7 +29,6 @@ use rustyline::history::DefaultHistory;
 use rustyline::{CompletionType, Config, Editor};
 use std::cell::RefCell;
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::rc::Rc;
@@ -89,22 +88,7 @@ pub fn run_line(s: &mut Session, line: &str) -> Result<(String, Flow), CmdError>
     result
 }
 
-fn out(s: &str) {
-    let mut o = std::io::stdout().lock();
-    let _ = writeln!(o, "{s}");
-    let _ = o.flush();
-}
-
-/// An error line, red only when colour is on and stderr itself is a
-/// terminal (`onnx-light 2>err.log` gets plain text).
-fn err_line(s: &str, color: bool) {
-    use std::io::IsTerminal;
-    if color && std::io::stderr().is_terminal() {
-        eprintln!("\x1b[31m{s}\x1b[0m");
-    } else {
-        eprintln!("{s}");
-    }
-}
+use super::render::{print_error as err_line, print_line as out};
 
 /// What the shell does after a command.
 enum After {

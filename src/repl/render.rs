@@ -69,13 +69,18 @@ impl Data {
     }
 }
 
-/// RFC 4180 CSV (the `csv` crate quotes what needs quoting), without the
-/// final line break.
+/// RFC 4180 CSV of `headers` then `rows` (the `csv` crate quotes what
+/// needs quoting), without the final line break.
 fn csv_text(headers: &[String], rows: &[Vec<String>]) -> String {
+    csv_records(std::iter::once(headers).chain(rows.iter().map(Vec::as_slice)))
+}
+
+/// RFC 4180 CSV of the records, one per line, without the final line break.
+pub fn csv_records<'a>(records: impl IntoIterator<Item = &'a [String]>) -> String {
     let mut w = csv::WriterBuilder::new()
         .flexible(true)
         .from_writer(Vec::new());
-    for r in std::iter::once(headers).chain(rows.iter().map(Vec::as_slice)) {
+    for r in records {
         // writing to memory cannot fail
         let _ = w.write_record(r);
     }
@@ -85,6 +90,40 @@ fn csv_text(headers: &[String], rows: &[Vec<String>]) -> String {
         s.pop();
     }
     s
+}
+
+/// A progress bar on standard error when it is a terminal (hidden
+/// otherwise), drawn with the `indicatif` template `template`.
+pub fn progress_bar(len: u64, template: &str) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let b = indicatif::ProgressBar::new(len);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        b.set_style(style);
+    }
+    b
+}
+
+/// Prints an error line on standard error, red when `color` is on and
+/// standard error itself is a terminal (`2>err.log` gets plain text).
+pub fn print_error(s: &str, color: bool) {
+    use std::io::IsTerminal;
+    if color && std::io::stderr().is_terminal() {
+        eprintln!("\x1b[31m{s}\x1b[0m");
+    } else {
+        eprintln!("{s}");
+    }
+}
+
+/// Prints a line on standard output, flushed; a closed pipe is not an
+/// error worth a panic.
+pub fn print_line(s: &str) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    let _ = writeln!(o, "{s}");
+    let _ = o.flush();
 }
 
 /// The colour of a cell by its column and text, if it has one.

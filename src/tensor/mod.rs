@@ -15,7 +15,7 @@ pub use convert::{
     value_from_pb_bytes, PbKind, TensorError,
 };
 pub use dtype::DataType;
-pub use npy::write_npy;
+pub use npy::{read_npy, write_npy};
 pub use render::{format_scalar, quote_str, render_tensor, render_tensor_with, PrintOptions};
 pub use scalar::Scalar;
 

@@ -1,7 +1,8 @@
-//! Writing a tensor as a `.npy` file (format 1.0; 2.0 when the header
-//! outgrows 64 KiB), readable by `numpy.load`.
+//! `.npy` files: reading (format versions 1–3, C or Fortran order) and
+//! writing (format 1.0; 2.0 when the header outgrows 64 KiB), readable by
+//! `numpy.load`.
 
-use super::{Tensor, TensorError};
+use super::{DataType, Tensor, TensorError};
 
 /// The `.npy` bytes of a tensor, in C order. Strings become numpy's
 /// fixed-width UTF-32 (`<Un`); bfloat16 and the sub-byte and 8-bit float
@@ -80,6 +81,111 @@ pub fn write_npy(t: &Tensor) -> Result<Vec<u8>, TensorError> {
     Ok(out)
 }
 
+/// Reads a `.npy` file (format versions 1–3, C or Fortran order).
+pub fn read_npy(bytes: &[u8]) -> Result<Tensor, TensorError> {
+    read_npy_text_errors(bytes).map_err(TensorError::new)
+}
+
+fn read_npy_text_errors(bytes: &[u8]) -> Result<Tensor, String> {
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Err("not a .npy file".into());
+    }
+    let major = bytes[6];
+    let (hlen, start): (usize, usize) = if major == 1 {
+        (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10)
+    } else {
+        if bytes.len() < 12 {
+            return Err("truncated .npy header".into());
+        }
+        (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        )
+    };
+    let end = start
+        .checked_add(hlen)
+        .filter(|&e| e <= bytes.len())
+        .ok_or("truncated .npy header")?;
+    let header = String::from_utf8_lossy(&bytes[start..end]).to_string();
+    let field = |key: &str| -> Option<String> {
+        let i = header.find(&format!("'{key}'"))?;
+        let rest = &header[i + key.len() + 2..];
+        let rest = rest.trim_start().strip_prefix(':')?.trim_start();
+        if let Some(r) = rest.strip_prefix('\'') {
+            Some(r[..r.find('\'')?].to_string())
+        } else if rest.starts_with('(') {
+            Some(rest[1..rest.find(')')?].to_string())
+        } else {
+            Some(rest.split([',', '}']).next()?.trim().to_string())
+        }
+    };
+    let descr = field("descr").ok_or("no 'descr' in the .npy header")?;
+    let fortran = field("fortran_order").is_some_and(|v| v == "True");
+    let shape: Vec<usize> = field("shape")
+        .ok_or("no 'shape' in the .npy header")?
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| {
+            s.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("bad shape entry '{s}'"))
+        })
+        .collect::<Result<_, String>>()?;
+    let n = shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .ok_or("absurd shape")?;
+    let data = &bytes[end..];
+    if descr.starts_with('>') {
+        return Err(format!("big-endian .npy data ({descr}) is not supported"));
+    }
+    let code = descr.trim_start_matches(['<', '|', '=']);
+    let dt = match code {
+        "f4" => DataType::Float,
+        "f8" => DataType::Double,
+        "f2" => DataType::Float16,
+        "i1" => DataType::Int8,
+        "i2" => DataType::Int16,
+        "i4" => DataType::Int32,
+        "i8" => DataType::Int64,
+        "u1" => DataType::Uint8,
+        "u2" => DataType::Uint16,
+        "u4" => DataType::Uint32,
+        "u8" => DataType::Uint64,
+        "b1" => DataType::Bool,
+        other => return Err(format!(".npy dtype '{other}' is not supported")),
+    };
+    let size = dt.byte_size().unwrap_or(1);
+    if data.len() < n * size {
+        return Err(format!(
+            ".npy data holds {} bytes, shape {shape:?} needs {}",
+            data.len(),
+            n * size
+        ));
+    }
+    let proto = super::to_proto(&Tensor::zeros(dt, &[0]).map_err(|e| e.0)?, "");
+    let p = crate::proto::TensorProto {
+        dims: if fortran {
+            shape.iter().rev().map(|&d| d as i64).collect()
+        } else {
+            shape.iter().map(|&d| d as i64).collect()
+        },
+        raw_data: Some(data[..n * size].to_vec().into()),
+        ..proto
+    };
+    let t = super::from_proto(&p).map_err(|e| e.0)?;
+    if fortran {
+        let r = t.rank();
+        let perm: Vec<usize> = (0..r).rev().collect();
+        return Ok(crate::map_array!(&t, a => a
+            .view()
+            .permuted_axes(ndarray::IxDyn(&perm))
+            .as_standard_layout()
+            .into_owned()));
+    }
+    Ok(t)
+}
+
 /// The elements' little-endian bytes in C order.
 fn le<T: Copy, const N: usize>(a: &ndarray::ArrayD<T>, f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
     let mut out = Vec::with_capacity(a.len() * N);
@@ -105,6 +211,12 @@ mod tests {
         assert!(header.ends_with('\n'));
         assert_eq!(&b[10 + hlen..10 + hlen + 8], &1i64.to_le_bytes());
         assert_eq!(b.len(), 10 + hlen + 48);
+    }
+
+    #[test]
+    fn what_is_written_reads_back() {
+        let t = Tensor::from_vec(&[2, 2], vec![1.5f32, -2.0, 0.0, 7.25]).unwrap();
+        assert_eq!(read_npy(&write_npy(&t).unwrap()).unwrap(), t);
     }
 
     #[test]

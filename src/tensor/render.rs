@@ -225,21 +225,12 @@ fn picked(t: &Tensor, idx: &[usize]) -> Tensor {
 fn cell_texts(t: &Tensor, precision: usize) -> Vec<String> {
     match t {
         Tensor::Str(a) => a.iter().map(|s| quote_str(s)).collect(),
-        Tensor::Bool(a) => a
-            .iter()
-            .map(|&b| if b { "True" } else { "False" }.to_string())
-            .collect(),
-        Tensor::U64(a) => a.iter().map(|v| v.to_string()).collect(),
-        _ if t.dtype().is_float() => t
-            .to_f64_vec()
+        _ => t
+            .head_scalars(t.len())
             .unwrap_or_default()
             .into_iter()
-            .map(|v| format_scalar(v, precision))
+            .map(|v| v.table_text(precision))
             .collect(),
-        _ => t
-            .to_i64_vec()
-            .map(|v| v.into_iter().map(|x| x.to_string()).collect())
-            .unwrap_or_default(),
     }
 }
 

@@ -264,7 +264,7 @@ fn constructor(name: &str, args: &[Arg], env: &mut Env) -> R<Tensor> {
             let bytes =
                 crate::files::read_regular(&p).map_err(|e| format!("{}: {e}", p.display()))?;
             if name == "npy" {
-                read_npy(&bytes).map_err(|e| format!("{}: {e}", p.display()))
+                tensor::read_npy(&bytes).map_err(|e| format!("{}: {e}", p.display()))
             } else {
                 match tensor::value_from_pb_bytes(&bytes, tensor::PbKind::Tensor) {
                     Ok(Value::Tensor(t)) => Ok(t),
@@ -431,107 +431,6 @@ fn literal(lit: &Node) -> R<Tensor> {
         })
         .collect::<R<_>>()?;
     Tensor::from_vec(&shape, v).map_err(|e| e.0)
-}
-
-/// Reads a `.npy` file (format versions 1–3, C or Fortran order).
-pub fn read_npy(bytes: &[u8]) -> R<Tensor> {
-    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
-        return Err("not a .npy file".into());
-    }
-    let major = bytes[6];
-    let (hlen, start): (usize, usize) = if major == 1 {
-        (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10)
-    } else {
-        if bytes.len() < 12 {
-            return Err("truncated .npy header".into());
-        }
-        (
-            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-            12,
-        )
-    };
-    let end = start
-        .checked_add(hlen)
-        .filter(|&e| e <= bytes.len())
-        .ok_or("truncated .npy header")?;
-    let header = String::from_utf8_lossy(&bytes[start..end]).to_string();
-    let field = |key: &str| -> Option<String> {
-        let i = header.find(&format!("'{key}'"))?;
-        let rest = &header[i + key.len() + 2..];
-        let rest = rest.trim_start().strip_prefix(':')?.trim_start();
-        if let Some(r) = rest.strip_prefix('\'') {
-            Some(r[..r.find('\'')?].to_string())
-        } else if rest.starts_with('(') {
-            Some(rest[1..rest.find(')')?].to_string())
-        } else {
-            Some(rest.split([',', '}']).next()?.trim().to_string())
-        }
-    };
-    let descr = field("descr").ok_or("no 'descr' in the .npy header")?;
-    let fortran = field("fortran_order").is_some_and(|v| v == "True");
-    let shape: Vec<usize> = field("shape")
-        .ok_or("no 'shape' in the .npy header")?
-        .split(',')
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| {
-            s.trim()
-                .parse::<usize>()
-                .map_err(|_| format!("bad shape entry '{s}'"))
-        })
-        .collect::<R<_>>()?;
-    let n = shape
-        .iter()
-        .try_fold(1usize, |a, &d| a.checked_mul(d))
-        .ok_or("absurd shape")?;
-    let data = &bytes[end..];
-    if descr.starts_with('>') {
-        return Err(format!("big-endian .npy data ({descr}) is not supported"));
-    }
-    let code = descr.trim_start_matches(['<', '|', '=']);
-    let dt = match code {
-        "f4" => DataType::Float,
-        "f8" => DataType::Double,
-        "f2" => DataType::Float16,
-        "i1" => DataType::Int8,
-        "i2" => DataType::Int16,
-        "i4" => DataType::Int32,
-        "i8" => DataType::Int64,
-        "u1" => DataType::Uint8,
-        "u2" => DataType::Uint16,
-        "u4" => DataType::Uint32,
-        "u8" => DataType::Uint64,
-        "b1" => DataType::Bool,
-        other => return Err(format!(".npy dtype '{other}' is not supported")),
-    };
-    let size = dt.byte_size().unwrap_or(1);
-    if data.len() < n * size {
-        return Err(format!(
-            ".npy data holds {} bytes, shape {shape:?} needs {}",
-            data.len(),
-            n * size
-        ));
-    }
-    let proto = tensor::to_proto(&Tensor::zeros(dt, &[0]).map_err(|e| e.0)?, "");
-    let p = crate::proto::TensorProto {
-        dims: if fortran {
-            shape.iter().rev().map(|&d| d as i64).collect()
-        } else {
-            shape.iter().map(|&d| d as i64).collect()
-        },
-        raw_data: Some(data[..n * size].to_vec().into()),
-        ..proto
-    };
-    let t = tensor::from_proto(&p).map_err(|e| e.0)?;
-    if fortran {
-        let r = t.rank();
-        let perm: Vec<usize> = (0..r).rev().collect();
-        return Ok(crate::map_array!(&t, a => a
-            .view()
-            .permuted_axes(IxDyn(&perm))
-            .as_standard_layout()
-            .into_owned()));
-    }
-    Ok(t)
 }
 
 #[cfg(test)]
