@@ -1,6 +1,65 @@
 //! Typed access to a node's attributes, shared by shape rules and kernels.
 
+use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{AttributeProto, GraphProto, NodeProto, TensorProto};
+
+/// An attribute that is present with another type than the operator expects.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("attribute '{name}' must be {expected}, got {found}")]
+pub struct AttrTypeError {
+    pub name: String,
+    pub expected: &'static str,
+    pub found: &'static str,
+}
+
+fn type_name(t: AttributeType) -> &'static str {
+    match t {
+        AttributeType::Undefined => "UNDEFINED",
+        AttributeType::Float => "FLOAT",
+        AttributeType::Int => "INT",
+        AttributeType::String => "STRING",
+        AttributeType::Tensor => "TENSOR",
+        AttributeType::Graph => "GRAPH",
+        AttributeType::Floats => "FLOATS",
+        AttributeType::Ints => "INTS",
+        AttributeType::Strings => "STRINGS",
+        AttributeType::Tensors => "TENSORS",
+        AttributeType::Graphs => "GRAPHS",
+        AttributeType::SparseTensor => "SPARSE_TENSOR",
+        AttributeType::SparseTensors => "SPARSE_TENSORS",
+        AttributeType::TypeProto => "TYPE_PROTO",
+        AttributeType::TypeProtos => "TYPE_PROTOS",
+    }
+}
+
+/// The attribute's declared type; for a producer that left it unset, the
+/// type its filled fields imply (an empty list counts as any list type).
+fn declared_type(a: &AttributeProto) -> Option<AttributeType> {
+    match a.r#type.and_then(|t| AttributeType::try_from(t).ok()) {
+        Some(AttributeType::Undefined) | None => {
+            if a.t.is_some() {
+                Some(AttributeType::Tensor)
+            } else if a.g.is_some() {
+                Some(AttributeType::Graph)
+            } else if !a.floats.is_empty() {
+                Some(AttributeType::Floats)
+            } else if !a.ints.is_empty() {
+                Some(AttributeType::Ints)
+            } else if !a.strings.is_empty() {
+                Some(AttributeType::Strings)
+            } else if a.s.is_some() {
+                Some(AttributeType::String)
+            } else if a.f.is_some() {
+                Some(AttributeType::Float)
+            } else if a.i.is_some() {
+                Some(AttributeType::Int)
+            } else {
+                None
+            }
+        }
+        t => t,
+    }
+}
 
 /// A node's attributes, looked up by name.
 #[derive(Clone, Copy)]
@@ -75,5 +134,121 @@ impl<'a> Attrs<'a> {
 
     pub fn iter(&self) -> impl Iterator<Item = &'a AttributeProto> {
         self.list.iter()
+    }
+
+    /// The attribute when present, checked to be of type `want`: typed
+    /// decoding (`*_checked`) refuses an attribute of another type by name
+    /// instead of reading a default out of it.
+    fn checked(
+        &self,
+        name: &str,
+        want: AttributeType,
+    ) -> Result<Option<&'a AttributeProto>, AttrTypeError> {
+        let Some(a) = self.get(name) else {
+            return Ok(None);
+        };
+        match declared_type(a) {
+            Some(t) if t == want => Ok(Some(a)),
+            // An empty list of unset type fits any list type.
+            None if matches!(
+                want,
+                AttributeType::Ints | AttributeType::Floats | AttributeType::Strings
+            ) =>
+            {
+                Ok(Some(a))
+            }
+            found => Err(AttrTypeError {
+                name: name.to_string(),
+                expected: type_name(want),
+                found: found.map_or("nothing", type_name),
+            }),
+        }
+    }
+
+    pub fn int_checked(&self, name: &str) -> Result<Option<i64>, AttrTypeError> {
+        Ok(self.checked(name, AttributeType::Int)?.map(|a| a.i()))
+    }
+
+    pub fn float_checked(&self, name: &str) -> Result<Option<f32>, AttrTypeError> {
+        Ok(self.checked(name, AttributeType::Float)?.map(|a| a.f()))
+    }
+
+    pub fn string_checked(&self, name: &str) -> Result<Option<String>, AttrTypeError> {
+        Ok(self
+            .checked(name, AttributeType::String)?
+            .map(|a| String::from_utf8_lossy(a.s()).into_owned()))
+    }
+
+    pub fn ints_checked(&self, name: &str) -> Result<Option<Vec<i64>>, AttrTypeError> {
+        Ok(self
+            .checked(name, AttributeType::Ints)?
+            .map(|a| a.ints.clone()))
+    }
+
+    pub fn floats_checked(&self, name: &str) -> Result<Option<Vec<f32>>, AttrTypeError> {
+        Ok(self
+            .checked(name, AttributeType::Floats)?
+            .map(|a| a.floats.clone()))
+    }
+
+    pub fn strings_checked(&self, name: &str) -> Result<Option<Vec<String>>, AttrTypeError> {
+        Ok(self.checked(name, AttributeType::Strings)?.map(|a| {
+            a.strings
+                .iter()
+                .map(|s| String::from_utf8_lossy(s).into_owned())
+                .collect()
+        }))
+    }
+
+    pub fn tensor_checked(&self, name: &str) -> Result<Option<&'a TensorProto>, AttrTypeError> {
+        Ok(self
+            .checked(name, AttributeType::Tensor)?
+            .and_then(|a| a.t.as_ref()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(attrs: Vec<AttributeProto>) -> NodeProto {
+        NodeProto {
+            attribute: attrs,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn checked_access_refuses_another_type_by_name() {
+        let n = node(vec![AttributeProto {
+            name: Some("alpha".into()),
+            f: Some(0.5),
+            r#type: Some(AttributeType::Float as i32),
+            ..Default::default()
+        }]);
+        let a = Attrs::new(&n);
+        assert_eq!(a.float_checked("alpha"), Ok(Some(0.5)));
+        let e = a.int_checked("alpha").unwrap_err();
+        assert_eq!(e.to_string(), "attribute 'alpha' must be INT, got FLOAT");
+        assert_eq!(a.int_checked("beta"), Ok(None));
+    }
+
+    #[test]
+    fn an_untyped_attribute_is_typed_by_its_fields() {
+        let n = node(vec![
+            AttributeProto {
+                name: Some("axes".into()),
+                ints: vec![1, 2],
+                ..Default::default()
+            },
+            AttributeProto {
+                name: Some("empty".into()),
+                ..Default::default()
+            },
+        ]);
+        let a = Attrs::new(&n);
+        assert_eq!(a.ints_checked("axes"), Ok(Some(vec![1, 2])));
+        assert!(a.floats_checked("axes").is_err());
+        assert_eq!(a.floats_checked("empty"), Ok(Some(vec![])));
     }
 }

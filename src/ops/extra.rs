@@ -1,5 +1,6 @@
 //! The remaining operators: losses, signal processing, strings, and
-//! miscellaneous default-domain, ai.onnx.ml and training operators.
+//! miscellaneous default-domain and training operators, and the
+//! ai.onnx.ml LabelEncoder.
 
 use super::OpDef;
 use crate::runtime::kernels::{loss as kl, misc2 as km, signal as ks, strings as kt};
@@ -20,8 +21,6 @@ pub const TABLE: &[OpDef] = &[
     OpDef { domain: "ai.onnx.preview.training", op_type: "Adagrad", since: 1, shape: Some(s::optimizer), kernel: Some(km::adagrad) },
     OpDef { domain: "ai.onnx.preview.training", op_type: "Momentum", since: 1, shape: Some(s::optimizer), kernel: Some(km::momentum) },
     OpDef { domain: "ai.onnx.preview.training", op_type: "Adam", since: 1, shape: Some(s::optimizer), kernel: Some(km::adam) },
-    OpDef { domain: "ai.onnx.ml", op_type: "Binarizer", since: 1, shape: Some(s::binarizer), kernel: Some(km::binarizer) },
-    OpDef { domain: "ai.onnx.ml", op_type: "ArrayFeatureExtractor", since: 1, shape: Some(s::array_feature_extractor), kernel: Some(km::array_feature_extractor) },
     OpDef { domain: "", op_type: "DFT", since: 1, shape: Some(s::dft), kernel: Some(ks::dft) },
     OpDef { domain: "", op_type: "STFT", since: 1, shape: Some(s::stft), kernel: Some(ks::stft) },
     OpDef { domain: "", op_type: "HannWindow", since: 1, shape: Some(s::window), kernel: Some(ks::hann_window) },

@@ -14,13 +14,14 @@ mod extra;
 mod linalg;
 mod manip;
 mod misc;
+mod ml;
 mod nn;
 mod random;
 mod reduce;
 mod sequence;
 mod tables;
 
-pub use attrs::Attrs;
+pub use attrs::{AttrTypeError, Attrs};
 
 use crate::runtime::KernelBuilder;
 use crate::shape::ShapeRule;

@@ -14,6 +14,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         super::misc::TABLE,
         super::attention::TABLE,
         super::extra::TABLE,
+        super::ml::TABLE,
         super::random::TABLE,
     ]
     .into_iter()

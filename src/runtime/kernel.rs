@@ -38,6 +38,12 @@ impl From<crate::tensor::budget::OverBudget> for KernelError {
     }
 }
 
+impl From<crate::ops::AttrTypeError> for KernelError {
+    fn from(e: crate::ops::AttrTypeError) -> Self {
+        KernelError(e.to_string())
+    }
+}
+
 impl From<ndarray::ShapeError> for KernelError {
     fn from(e: ndarray::ShapeError) -> Self {
         KernelError(e.to_string())

@@ -24,6 +24,18 @@ impl fmt::Display for ShapeError {
 
 impl std::error::Error for ShapeError {}
 
+impl From<crate::ops::AttrTypeError> for ShapeError {
+    fn from(e: crate::ops::AttrTypeError) -> Self {
+        ShapeError(e.to_string())
+    }
+}
+
+impl From<crate::runtime::KernelError> for ShapeError {
+    fn from(e: crate::runtime::KernelError) -> Self {
+        ShapeError(e.0)
+    }
+}
+
 /// `return Err(ShapeError(format!(...)))`
 #[macro_export]
 macro_rules! shape_bail {

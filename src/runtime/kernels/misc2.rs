@@ -1,6 +1,6 @@
 //! Remaining default-domain operators: CumProd, BitCast, CenterCropPad,
 //! Shrink, Det, DynamicQuantizeLinear, MaxUnpool, AffineGrid, Col2Im, the
-//! preview training optimisers, and a few ai.onnx.ml operators. Also the
+//! preview training optimisers. Also the
 //! f64 helpers the loss / signal kernels share.
 
 use super::elementwise::Num;
@@ -715,59 +715,6 @@ pub fn adam(info: &NodeInfo) -> Result<Kernel, KernelError> {
         xs.extend(vs);
         xs.extend(hs);
         Ok(xs)
-    }))
-}
-
-// ---------------------------------------------------------------- ai.onnx.ml
-
-pub fn binarizer(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let th = info.attrs.float_or("threshold", 0.0) as f64;
-    Ok(Box::new(move |_, ins| {
-        let x = tensor_in(ins, 0)?;
-        let v = f64_of(x, "X")?;
-        let out = v
-            .into_iter()
-            .map(|e| if e > th { 1.0 } else { 0.0 })
-            .collect();
-        one(num_from_f64(x.dtype(), x.shape(), out)?)
-    }))
-}
-
-pub fn array_feature_extractor(_: &NodeInfo) -> Result<Kernel, KernelError> {
-    Ok(Box::new(|_, ins| {
-        let x = tensor_in(ins, 0)?;
-        let idx = ints_in(ins, 1)?;
-        let sh = x.shape().to_vec();
-        let Some(&last) = sh.last() else {
-            bail!("X must have rank >= 1");
-        };
-        let idx: Vec<usize> = idx
-            .iter()
-            .map(|&i| {
-                if i < 0 || i as usize >= last {
-                    bail!("index {i} is out of range for the last axis of size {last}")
-                } else {
-                    Ok(i as usize)
-                }
-            })
-            .collect::<Result<_, _>>()?;
-        let rows: usize = sh[..sh.len() - 1].iter().product();
-        let mut flat = Vec::with_capacity(rows * idx.len());
-        for r in 0..rows {
-            for &i in &idx {
-                flat.push(r * last + i);
-            }
-        }
-        let mut out_shape = if sh.len() == 1 {
-            vec![1]
-        } else {
-            sh[..sh.len() - 1].to_vec()
-        };
-        out_shape.push(idx.len());
-        let xs = x.to_standard();
-        Ok(vec![Value::Tensor(super::manip::gather_flat(
-            &xs, &flat, &out_shape,
-        )?)])
     }))
 }
 

@@ -206,22 +206,6 @@ pub fn optimizer(cx: &mut InferCtx) -> Result<(), ShapeError> {
     Ok(())
 }
 
-pub fn array_feature_extractor(cx: &mut InferCtx) -> Result<(), ShapeError> {
-    let e = cx.elem_req(0)?;
-    let n = cx.shape(1).and_then(super::product);
-    let out = shape_of(cx, 0).map(|s| {
-        let mut o = if s.len() <= 1 {
-            vec![Some(Expr::int(1))]
-        } else {
-            s[..s.len() - 1].to_vec()
-        };
-        o.push(n);
-        o
-    });
-    cx.set_tensor(0, e, out);
-    Ok(())
-}
-
 fn out_datatype(cx: &InferCtx) -> Result<DataType, ShapeError> {
     let code = cx.attrs.int_or("output_datatype", 1);
     DataType::from_code(code as i32)
@@ -372,10 +356,6 @@ pub fn label_encoder(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let s = shape_of(cx, 0);
     cx.set_tensor(0, dt, s);
     Ok(())
-}
-
-pub fn binarizer(cx: &mut InferCtx) -> Result<(), ShapeError> {
-    same_as_input(cx)
 }
 
 pub fn deform_conv(cx: &mut InferCtx) -> Result<(), ShapeError> {

@@ -1,0 +1,39 @@
+//! The `ai.onnx.ml` domain: classical machine-learning operators as
+//! scikit-learn converters (skl2onnx) emit them.
+//!
+//! One operator per file. Each file holds the operator's attributes decoded
+//! once into a typed struct (an attribute of the wrong type is an error that
+//! names it), its shape rule (`shape`) and its kernel builder (`kernel`).
+//! What several operators share has a file named for it: [`features`] (the
+//! `[N, C]` input rows), [`post_transform`] (SOFTMAX, LOGISTIC, …).
+//! Adding an operator is one file here plus one line in [`TABLE`].
+
+mod array_feature_extractor;
+mod binarizer;
+// used by the linear, SVM and tree operators, which land next
+#[allow(dead_code)]
+pub(crate) mod features;
+#[allow(dead_code)]
+pub(crate) mod post_transform;
+
+use super::OpDef;
+
+/// One `ai.onnx.ml` table entry: the operator's shape rule and kernel are
+/// the `shape` and `kernel` functions of its module.
+macro_rules! ml_op {
+    ($op:literal, $since:literal, $module:ident) => {
+        OpDef {
+            domain: "ai.onnx.ml",
+            op_type: $op,
+            since: $since,
+            shape: Some($module::shape),
+            kernel: Some($module::kernel),
+        }
+    };
+}
+
+#[rustfmt::skip]
+pub const TABLE: &[OpDef] = &[
+    ml_op!("ArrayFeatureExtractor", 1, array_feature_extractor),
+    ml_op!("Binarizer", 1, binarizer),
+];
