@@ -830,6 +830,34 @@ fn not_an_input(name: &str, decl: &[(String, Option<TypeInfo>, bool)]) -> String
     format!("'{name}' is not an input of the model ({list})")
 }
 
+/// A map typed in the shell, checked against the input's declared map type
+/// and its values converted to the declared value type when exact.
+fn declared_map(name: &str, m: crate::tensor::Map, ty: Option<&TypeInfo>) -> R<crate::tensor::Map> {
+    let Some(ty) = ty else { return Ok(m) };
+    let TypeInfo::Map(key, value) = ty else {
+        return Err(CmdError(format!(
+            "input '{name}' is not a map (declared {}), got a map",
+            ty.display()
+        )));
+    };
+    if (*key == DataType::String) != (m.key_type() == DataType::String) {
+        return Err(CmdError(format!(
+            "input '{name}' is declared with {key} keys, got {} keys",
+            m.key_type()
+        )));
+    }
+    match value.elem() {
+        Some(want) if want != DataType::Undefined && want != m.value_type() => {
+            let values = m
+                .values()
+                .convert_exact(want)
+                .map_err(|e| CmdError(format!("input '{name}' has {want} values: {e}")))?;
+            crate::tensor::Map::new(m.keys().clone(), values).map_err(|e| CmdError(e.0))
+        }
+        _ => Ok(m),
+    }
+}
+
 /// Sets an input, converting to the declared element type when exact.
 fn set_input(s: &mut Session, name: &str, expr: &str) -> R<()> {
     let decl = declared_inputs(s)?;
@@ -844,6 +872,7 @@ fn set_input(s: &mut Session, name: &str, expr: &str) -> R<()> {
                     .map_err(|e| CmdError(format!("input '{name}' is declared {want}: {e}")))?,
             )
         }
+        (Value::Map(m), _) => Value::Map(declared_map(name, m, ty.as_ref())?),
         (v, _) => v,
     };
     if let (Value::Tensor(t), Some(shape)) = (&v, ty.as_ref().and_then(|t| t.shape())) {
@@ -1034,6 +1063,26 @@ fn render_value(v: &Value, o: &PrintOptions) -> String {
         }
         Value::Optional(None) => "None  # empty optional".into(),
         Value::Optional(Some(v)) => render_value(v, o),
+        Value::Map(m) => format!(
+            "{}  # map({}, {})",
+            crate::tensor::render_map(m, o),
+            m.key_type(),
+            m.value_type()
+        ),
+        Value::MapSequence {
+            key_type,
+            value_type,
+            items,
+        } => {
+            let mut out = format!(
+                "sequence of {} maps ({key_type} to {value_type})",
+                items.len()
+            );
+            for (i, m) in items.iter().enumerate() {
+                out.push_str(&format!("\n[{i}] {}", crate::tensor::render_map(m, o)));
+            }
+            out
+        }
     }
 }
 

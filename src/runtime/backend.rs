@@ -5,7 +5,7 @@
 
 use super::plan::{Plan, RunOptions};
 use crate::proto::{self, type_proto::Value as TV, TypeProto};
-use crate::tensor::{value_from_pb_bytes, PbKind, Tensor, Value};
+use crate::tensor::{render_tensor, value_from_pb_bytes, Map, PbKind, Tensor, Value};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -68,6 +68,7 @@ fn kind_of(t: Option<&TypeProto>) -> PbKind {
     match t.and_then(|t| t.value.as_ref()) {
         Some(TV::SequenceType(_)) => PbKind::Sequence,
         Some(TV::OptionalType(_)) => PbKind::Optional,
+        Some(TV::MapType(_)) => PbKind::Map,
         _ => PbKind::Tensor,
     }
 }
@@ -203,6 +204,20 @@ pub fn compare_values(got: &Value, want: &Value, tol: &Tolerance) -> Result<(), 
             }
             Ok(())
         }
+        (Value::Map(g), Value::Map(w)) => compare_maps(g, w, tol),
+        (Value::MapSequence { items: g, .. }, Value::MapSequence { items: w, .. }) => {
+            if g.len() != w.len() {
+                return Err(format!(
+                    "sequence of {} maps, expected {}",
+                    g.len(),
+                    w.len()
+                ));
+            }
+            for (i, (a, b)) in g.iter().zip(w).enumerate() {
+                compare_maps(a, b, tol).map_err(|e| format!("map {i}: {e}"))?;
+            }
+            Ok(())
+        }
         (Value::Optional(g), Value::Optional(w)) => match (g, w) {
             (None, None) => Ok(()),
             (Some(a), Some(b)) => compare_values(a, b, tol),
@@ -219,6 +234,18 @@ pub fn compare_values(got: &Value, want: &Value, tol: &Tolerance) -> Result<(), 
             want.describe()
         )),
     }
+}
+
+/// Compares maps: the same keys in the same order, values within tolerance.
+fn compare_maps(g: &Map, w: &Map, tol: &Tolerance) -> Result<(), String> {
+    if g.keys() != w.keys() {
+        return Err(format!(
+            "keys {}, expected {}",
+            render_tensor(g.keys(), 4),
+            render_tensor(w.keys(), 4)
+        ));
+    }
+    compare_tensors(g.values(), w.values(), tol).map_err(|e| format!("values: {e}"))
 }
 
 /// Compares tensors: type, shape, then values. A float mismatch reports

@@ -127,6 +127,20 @@ impl Event {
         } else if let Value::Sequence { items, .. } = value {
             ev.shape = vec![items.len()];
             ev.value_count = items.len();
+        } else if let Value::MapSequence { items, .. } = value {
+            ev.shape = vec![items.len()];
+            ev.value_count = items.len();
+        } else if let Value::Map(m) = value {
+            // a map's event carries its values, in key order
+            ev.shape = vec![m.len()];
+            ev.value_count = m.len();
+            match m.values() {
+                Tensor::Str(a) => {
+                    ev.string_values = a.iter().take(max_values).cloned().collect();
+                }
+                t => ev.values = t.head_scalars(max_values).unwrap_or_default(),
+            }
+            ev.truncated = ev.value_count > max_values;
         }
         ev
     }

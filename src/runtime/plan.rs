@@ -819,12 +819,29 @@ fn check_input(decl: &InputDecl, v: &Value) -> Result<(), RunError> {
             "input '{name}' expects a tensor, got {}",
             other.describe()
         ))),
-        (TV::SequenceType(_), Value::Sequence { .. }) => Ok(()),
+        (TV::SequenceType(_), Value::Sequence { .. } | Value::MapSequence { .. }) => Ok(()),
         (TV::SequenceType(_), other) => Err(RunError(format!(
             "input '{name}' expects a sequence, got {}",
             other.describe()
         ))),
         (TV::OptionalType(_), _) => Ok(()),
+        (TV::MapType(m), Value::Map(v)) => {
+            let want = DataType::from_code(m.key_type()).unwrap_or(DataType::Undefined);
+            // integer keys of any width are held as int64
+            if want == DataType::String && v.key_type() != DataType::String
+                || want != DataType::String && v.key_type() == DataType::String
+            {
+                return Err(RunError(format!(
+                    "input '{name}' expects map keys of type {want}, got {}",
+                    v.key_type()
+                )));
+            }
+            Ok(())
+        }
+        (TV::MapType(_), other) => Err(RunError(format!(
+            "input '{name}' expects a map, got {}",
+            other.describe()
+        ))),
         _ => Ok(()),
     }
 }

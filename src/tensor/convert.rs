@@ -1,8 +1,8 @@
 //! Conversion between [`Tensor`] and `TensorProto` (raw and typed fields),
 //! and the backend-test containers (SequenceProto, OptionalProto).
 
-use super::{DataType, Tensor, Value};
-use crate::proto::{OptionalProto, SequenceProto, TensorProto};
+use super::{DataType, Elem, Map, Tensor, Value};
+use crate::proto::{MapProto, OptionalProto, SequenceProto, TensorProto};
 use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn};
 use std::fmt;
@@ -411,11 +411,42 @@ fn minifloat(c: u8, ebits: u32, mbits: u32, bias: i32, _inf: bool, nan: MiniNan)
     }
 }
 
-/// Decodes a serialized `SequenceProto` of tensors.
+/// Decodes a serialized `SequenceProto` of tensors or of maps.
 pub fn sequence_from_proto(s: &SequenceProto) -> Result<Value, TensorError> {
-    if !s.sequence_values.is_empty() || !s.map_values.is_empty() || !s.optional_values.is_empty() {
+    if !s.map_values.is_empty() {
+        if !s.tensor_values.is_empty() {
+            return Err(TensorError::new("a sequence mixes tensors and maps"));
+        }
+        let items = s
+            .map_values
+            .iter()
+            .enumerate()
+            .map(|(i, m)| map_from_proto(m).map_err(|e| TensorError::new(format!("map {i}: {e}"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (key_type, value_type) = items
+            .first()
+            .map(|m| (m.key_type(), m.value_type()))
+            .unwrap_or((DataType::Undefined, DataType::Undefined));
+        if let Some((i, m)) = items
+            .iter()
+            .enumerate()
+            .find(|(_, m)| (m.key_type(), m.value_type()) != (key_type, value_type))
+        {
+            return Err(TensorError::new(format!(
+                "map {i} is map({}, {}), map 0 is map({key_type}, {value_type})",
+                m.key_type(),
+                m.value_type()
+            )));
+        }
+        return Ok(Value::MapSequence {
+            key_type,
+            value_type,
+            items,
+        });
+    }
+    if !s.sequence_values.is_empty() || !s.optional_values.is_empty() {
         return Err(TensorError::new(
-            "sequences of sequences, maps or optionals are not supported",
+            "sequences of sequences or optionals are not supported",
         ));
     }
     let items = s
@@ -430,7 +461,92 @@ pub fn sequence_from_proto(s: &SequenceProto) -> Result<Value, TensorError> {
     Ok(Value::Sequence { elem_type, items })
 }
 
-/// Decodes a serialized `OptionalProto`.
+/// Decodes a `MapProto`: int64 (or other integer) or string keys, and values
+/// given as a sequence of scalar tensors (or one tensor of every value).
+pub fn map_from_proto(m: &MapProto) -> Result<Map, TensorError> {
+    let key_type = DataType::from_code(m.key_type()).unwrap_or(DataType::Undefined);
+    let keys = match key_type {
+        DataType::String => Tensor::from_vec(
+            &[m.string_keys.len()],
+            m.string_keys
+                .iter()
+                .map(|k| String::from_utf8_lossy(k).into_owned())
+                .collect(),
+        )?,
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::Uint8
+        | DataType::Uint16
+        | DataType::Uint32
+        | DataType::Uint64 => Tensor::from_vec(&[m.keys.len()], m.keys.clone())?,
+        other => {
+            return Err(TensorError::new(format!(
+                "map keys must be an integer type or string, got {other}"
+            )))
+        }
+    };
+    let Some(vals) = &m.values else {
+        return Err(TensorError::new("the map has no values"));
+    };
+    if !vals.map_values.is_empty() || !vals.sequence_values.is_empty() {
+        return Err(TensorError::new(
+            "maps whose values are maps or sequences are not supported",
+        ));
+    }
+    let parts = vals
+        .tensor_values
+        .iter()
+        .map(from_proto)
+        .collect::<Result<Vec<_>, _>>()?;
+    let values = concat_scalars(&parts, keys.len())?;
+    Map::new(keys, values)
+}
+
+/// One rank-1 tensor of the elements of `parts` (scalars, one per key, or a
+/// single tensor holding every value), all of one element type.
+fn concat_scalars(parts: &[Tensor], n: usize) -> Result<Tensor, TensorError> {
+    let Some(first) = parts.first() else {
+        return Tensor::zeros(DataType::Float, &[0]);
+    };
+    if let Some(t) = parts.iter().find(|t| t.dtype() != first.dtype()) {
+        return Err(TensorError::new(format!(
+            "map values mix {} and {}",
+            first.dtype(),
+            t.dtype()
+        )));
+    }
+    let total: usize = parts.iter().map(|t| t.len()).sum();
+    if total != n {
+        return Err(TensorError::new(format!("{n} keys but {total} values")));
+    }
+    if let [only] = parts {
+        return only.reshape(&[n]);
+    }
+    fn join<T: Elem>(parts: &[Tensor], n: usize) -> Option<Tensor> {
+        let mut flat = Vec::with_capacity(n);
+        for p in parts {
+            flat.extend(T::view(p)?.iter().cloned());
+        }
+        Tensor::from_vec(&[n], flat).ok()
+    }
+    let joined = match first.dtype() {
+        DataType::Float => join::<f32>(parts, n),
+        DataType::Double => join::<f64>(parts, n),
+        DataType::Int64 => join::<i64>(parts, n),
+        DataType::Int32 => join::<i32>(parts, n),
+        DataType::String => join::<String>(parts, n),
+        DataType::Bool => join::<bool>(parts, n),
+        other => {
+            return Err(TensorError::new(format!(
+                "map values of type {other} are not supported"
+            )))
+        }
+    };
+    joined.ok_or_else(|| TensorError::new("map values do not fit their type"))
+}
+
 pub fn optional_from_proto(o: &OptionalProto) -> Result<Value, TensorError> {
     if let Some(t) = &o.tensor_value {
         return Ok(Value::Optional(Some(Box::new(Value::Tensor(from_proto(
@@ -454,9 +570,10 @@ pub enum PbKind {
     Tensor,
     Sequence,
     Optional,
+    Map,
 }
 
-/// Decodes a `.pb` test-data file as a tensor, a sequence or an optional.
+/// Decodes a `.pb` test-data file as a tensor, a sequence, an optional or a map.
 pub fn value_from_pb_bytes(bytes: &[u8], kind: PbKind) -> Result<Value, TensorError> {
     use prost::Message;
     let bad = |e: prost::DecodeError| TensorError::new(format!("not a valid protobuf: {e}"));
@@ -466,6 +583,9 @@ pub fn value_from_pb_bytes(bytes: &[u8], kind: PbKind) -> Result<Value, TensorEr
         )?)),
         PbKind::Sequence => sequence_from_proto(&SequenceProto::decode(bytes).map_err(bad)?),
         PbKind::Optional => optional_from_proto(&OptionalProto::decode(bytes).map_err(bad)?),
+        PbKind::Map => Ok(Value::Map(map_from_proto(
+            &MapProto::decode(bytes).map_err(bad)?,
+        )?)),
     }
 }
 

@@ -11,12 +11,14 @@ mod render;
 mod scalar;
 
 pub use convert::{
-    from_proto, optional_from_proto, raw_to_typed, sequence_from_proto, to_proto,
+    from_proto, map_from_proto, optional_from_proto, raw_to_typed, sequence_from_proto, to_proto,
     value_from_pb_bytes, PbKind, TensorError,
 };
 pub use dtype::DataType;
 pub use npy::{read_npy, write_npy};
-pub use render::{format_scalar, quote_str, render_tensor, render_tensor_with, PrintOptions};
+pub use render::{
+    format_scalar, quote_str, render_map, render_tensor, render_tensor_with, PrintOptions,
+};
 pub use scalar::Scalar;
 
 use half::{bf16, f16};
@@ -320,7 +322,72 @@ impl Tensor {
     }
 }
 
-/// A runtime value: a tensor, a sequence of tensors, or an optional.
+/// A map value (the ai.onnx.ml domain's `map(K, V)`): int64 or string keys
+/// and one value per key, as two rank-1 tensors of one length, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Map {
+    keys: Tensor,
+    values: Tensor,
+}
+
+impl Map {
+    /// A map of `keys` (int64 or string, rank 1) to `values` (rank 1, as
+    /// many as keys); keys must be distinct.
+    pub fn new(keys: Tensor, values: Tensor) -> Result<Map, TensorError> {
+        if !matches!(keys.dtype(), DataType::Int64 | DataType::String) {
+            return Err(TensorError::new(format!(
+                "map keys must be int64 or string, got {}",
+                keys.dtype()
+            )));
+        }
+        if keys.rank() != 1 || values.rank() != 1 || keys.len() != values.len() {
+            return Err(TensorError::new(format!(
+                "a map needs as many values as keys, got keys {:?} and values {:?}",
+                keys.shape(),
+                values.shape()
+            )));
+        }
+        let distinct = match &keys {
+            Tensor::I64(k) => k.iter().collect::<std::collections::HashSet<_>>().len(),
+            Tensor::Str(k) => k.iter().collect::<std::collections::HashSet<_>>().len(),
+            _ => keys.len(),
+        };
+        if distinct != keys.len() {
+            return Err(TensorError::new(format!(
+                "map keys must be distinct: {} keys, {distinct} distinct",
+                keys.len()
+            )));
+        }
+        Ok(Map { keys, values })
+    }
+
+    pub fn keys(&self) -> &Tensor {
+        &self.keys
+    }
+
+    pub fn values(&self) -> &Tensor {
+        &self.values
+    }
+
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    pub fn key_type(&self) -> DataType {
+        self.keys.dtype()
+    }
+
+    pub fn value_type(&self) -> DataType {
+        self.values.dtype()
+    }
+}
+
+/// A runtime value: a tensor, a sequence of tensors, an optional, a map, or
+/// a sequence of maps (what ZipMap outputs).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Tensor(Tensor),
@@ -331,6 +398,14 @@ pub enum Value {
     },
     /// An optional value: `None` is the empty optional.
     Optional(Option<Box<Value>>),
+    Map(Map),
+    /// A sequence of maps; the key and value types are kept so that an
+    /// empty sequence still has a type.
+    MapSequence {
+        key_type: DataType,
+        value_type: DataType,
+        items: Vec<Map>,
+    },
 }
 
 impl Value {
@@ -355,6 +430,8 @@ impl Value {
             Value::Sequence { elem_type, .. } => *elem_type,
             Value::Optional(Some(v)) => v.dtype(),
             Value::Optional(None) => DataType::Undefined,
+            Value::Map(m) => m.value_type(),
+            Value::MapSequence { value_type, .. } => *value_type,
         }
     }
 
@@ -367,6 +444,17 @@ impl Value {
             }
             Value::Optional(Some(v)) => format!("optional({})", v.describe()),
             Value::Optional(None) => "optional(none)".to_string(),
+            Value::Map(m) => format!(
+                "map({}, {}) of {} entries",
+                m.key_type(),
+                m.value_type(),
+                m.len()
+            ),
+            Value::MapSequence {
+                key_type,
+                value_type,
+                items,
+            } => format!("seq(map({key_type}, {value_type})) of {} maps", items.len()),
         }
     }
 }

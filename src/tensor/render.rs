@@ -327,6 +327,48 @@ impl Renderer<'_> {
     }
 }
 
+/// Renders a map as Python prints a dict: `{'cat': 0.25, 'dog': 0.75}`,
+/// floats at `o.precision`; past `o.threshold` entries the first and last
+/// [`EDGE_ITEMS`] are shown around `...`.
+pub fn render_map(m: &super::Map, o: &PrintOptions) -> String {
+    let n = m.len();
+    let shown: Vec<usize> = if n > o.threshold {
+        (0..EDGE_ITEMS).chain(n - EDGE_ITEMS..n).collect()
+    } else {
+        (0..n).collect()
+    };
+    // one pass over each tensor; only the entries shown are formatted
+    let texts = |t: &Tensor| -> Vec<String> {
+        match t {
+            Tensor::Str(a) => {
+                let all: Vec<&String> = a.iter().collect();
+                shown.iter().map(|&i| quote_str(all[i])).collect()
+            }
+            _ => {
+                let all = t.head_scalars(n).unwrap_or_default();
+                shown
+                    .iter()
+                    .map(|&i| {
+                        all.get(i)
+                            .map(|v| v.table_text(o.precision))
+                            .unwrap_or_default()
+                    })
+                    .collect()
+            }
+        }
+    };
+    let (keys, values) = (texts(m.keys()), texts(m.values()));
+    let mut parts: Vec<String> = Vec::with_capacity(shown.len() + 1);
+    for j in 0..shown.len() {
+        if n > o.threshold && j == EDGE_ITEMS {
+            parts.push("...".into());
+        }
+        parts.push(format!("{}: {}", keys[j], values[j]));
+    }
+    format!("{{{}}}", parts.join(", "))
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;

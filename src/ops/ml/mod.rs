@@ -10,6 +10,9 @@
 
 mod array_feature_extractor;
 mod binarizer;
+mod cast_map;
+mod dict_vectorizer;
+mod zip_map;
 // used by the linear, SVM and tree operators, which land next
 #[allow(dead_code)]
 pub(crate) mod features;
@@ -36,4 +39,7 @@ macro_rules! ml_op {
 pub const TABLE: &[OpDef] = &[
     ml_op!("ArrayFeatureExtractor", 1, array_feature_extractor),
     ml_op!("Binarizer", 1, binarizer),
+    ml_op!("CastMap", 1, cast_map),
+    ml_op!("DictVectorizer", 1, dict_vectorizer),
+    ml_op!("ZipMap", 1, zip_map),
 ];

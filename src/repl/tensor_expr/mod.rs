@@ -6,7 +6,7 @@
 mod syntax;
 
 use crate::expr::{Bindings, Expr};
-use crate::tensor::{self, DataType, Tensor, Value};
+use crate::tensor::{self, DataType, Map, Tensor, Value};
 use ndarray::IxDyn;
 use std::path::Path;
 pub use syntax::{parse_assignments, MAX_DEPTH};
@@ -59,7 +59,53 @@ pub fn eval(text: &str, env: &mut Env) -> R<Value> {
         return Err("expected a tensor expression".into());
     }
     let node = syntax::parse(text)?;
+    if let Node::Dict(entries) = &node {
+        return Ok(Value::Map(map_literal(entries)?));
+    }
     Ok(Value::Tensor(eval_node(&node, env)?))
+}
+
+/// A map from `{key: value, …}`: int or string keys (one kind, distinct),
+/// values of one type as a list of them would have.
+fn map_literal(entries: &[(Node, Node)]) -> R<Map> {
+    let keys = if entries.iter().all(|(k, _)| matches!(k, Node::Str(_))) {
+        let v: Vec<String> = entries
+            .iter()
+            .filter_map(|(k, _)| match k {
+                Node::Str(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect();
+        Tensor::from_vec(&[v.len()], v).map_err(|e| e.0)?
+    } else if entries.iter().all(|(k, _)| matches!(k, Node::Int(_))) {
+        let v: Vec<i64> = entries
+            .iter()
+            .filter_map(|(k, _)| match k {
+                Node::Int(i) => Some(*i),
+                _ => None,
+            })
+            .collect();
+        Tensor::from_vec(&[v.len()], v).map_err(|e| e.0)?
+    } else {
+        return Err("map keys must be all integers or all strings".into());
+    };
+    if let Some((_, v)) = entries
+        .iter()
+        .find(|(_, v)| matches!(v, Node::List(_) | Node::Dict(_)))
+    {
+        return Err(format!(
+            "map values must be single numbers or strings, got {}",
+            if matches!(v, Node::List(_)) {
+                "a list"
+            } else {
+                "a map"
+            }
+        ));
+    }
+    let values = literal(&Node::List(
+        entries.iter().map(|(_, v)| v.clone()).collect(),
+    ))?;
+    Map::new(keys, values).map_err(|e| e.0)
 }
 
 fn eval_node(node: &Node, env: &mut Env) -> R<Tensor> {
@@ -69,6 +115,7 @@ fn eval_node(node: &Node, env: &mut Env) -> R<Tensor> {
             let t = eval_node(recv, env)?;
             method(t, name, args.as_deref(), env)
         }
+        Node::Dict(_) => Err("a map {key: value, …} can only be a whole input value".into()),
         lit => literal(lit),
     }
 }

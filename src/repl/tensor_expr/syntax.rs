@@ -5,6 +5,7 @@
 //! expr    := primary ('.' NAME ('(' args ')')?)*
 //! primary := '(' expr ')' | literal | NAME '(' args ')'
 //! literal := NUMBER | STRING | true | false | nan | inf | -inf | '[' literal,* ']'
+//!          | '{' (literal ':' literal),* '}'   -- a map (int or string keys)
 //! args    := arg (',' arg)*       -- each kept as text, and as a tree when it is an expr
 //! ```
 //!
@@ -34,6 +35,9 @@ pub enum Node {
     Bool(bool),
     Str(String),
     List(Vec<Node>),
+    /// `{key: value, …}`: a map value (ai.onnx.ml inputs such as
+    /// DictVectorizer's).
+    Dict(Vec<(Node, Node)>),
     Call {
         name: String,
         args: Vec<Arg>,
@@ -191,6 +195,9 @@ fn literal(depth: usize, i: &str) -> Res<'_, Node> {
     if i.starts_with('[') {
         return list(depth + 1, i);
     }
+    if i.starts_with('{') {
+        return dict(depth + 1, i);
+    }
     if i.starts_with(['"', '\'']) {
         return string(i);
     }
@@ -241,6 +248,45 @@ fn list(depth: usize, i: &str) -> Res<'_, Node> {
         }
         let (r, item) = literal(depth, i)?;
         items.push(item);
+        i = r;
+    }
+}
+
+/// `{key: value, …}`; keys and values are literals (checked when the map
+/// is built), a trailing comma is allowed.
+fn dict(depth: usize, i: &str) -> Res<'_, Node> {
+    guard(i, depth)?;
+    let (mut i, _) = char('{')(i)?;
+    let mut entries = Vec::new();
+    loop {
+        let (r, _) = multispace0(i)?;
+        if let Some(r) = r.strip_prefix('}') {
+            return Ok((r, Node::Dict(entries)));
+        }
+        let r = if entries.is_empty() {
+            r
+        } else {
+            match r.strip_prefix(',') {
+                Some(r2) => {
+                    let (r2, _) = multispace0(r2)?;
+                    if let Some(r3) = r2.strip_prefix('}') {
+                        return Ok((r3, Node::Dict(entries)));
+                    }
+                    r2
+                }
+                None => return fail(r, "expected ',' or '}'"),
+            }
+        };
+        if r.is_empty() {
+            return fail(r, "expected '}'");
+        }
+        let (r, key) = literal(depth, r)?;
+        let (r, _) = multispace0(r)?;
+        let Some(r) = r.strip_prefix(':') else {
+            return fail(r, "expected ':' after a map key");
+        };
+        let (r, value) = literal(depth, r)?;
+        entries.push((key, value));
         i = r;
     }
 }
