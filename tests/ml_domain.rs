@@ -15,7 +15,8 @@ fn zipmap_gives_a_sequence_of_maps_that_print_and_log_like_values() {
     let o = cmds(&format!(
         "parse {ML} g (float[N,3] x) => (seq(map(string, float)) z) {{ \
            z = ai.onnx.ml.ZipMap <classlabels_strings = [\"cat\", \"dog\", \"eel\"]> (x) }}; \
-         infer; run x=[[0.25, 0.5, 0.25], [1, 0, 0]]; print z; events --kind output --format json"
+         infer; run x=[[0.25, 0.5, 0.25], [1, 0, 0]]; print z; events --kind output --format json; \
+         print z --format csv; print z --format json"
     ));
     assert_eq!(o.code, 0, "{}", o.stderr);
     let out = &o.stdout;

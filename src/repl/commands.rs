@@ -1099,6 +1099,68 @@ fn print_options(s: &Session, full: bool) -> PrintOptions {
     }
 }
 
+/// A map, or a sequence of maps (`seq`), as `print --format json|csv`
+/// writes it: JSON keeps keys and values typed (`{"keys": [...], "values":
+/// [...]}` per map); CSV is a header row of the keys, then one row of
+/// values per map (the maps of a sequence must share their keys).
+fn export_maps(name: &str, maps: &[crate::tensor::Map], seq: bool, format: &str) -> R<Vec<u8>> {
+    let texts = |t: &crate::tensor::Tensor| -> Vec<String> {
+        match t {
+            crate::tensor::Tensor::Str(a) => a.iter().cloned().collect(),
+            _ => t
+                .head_scalars(t.len())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|v| v.exact_text())
+                .collect(),
+        }
+    };
+    let column = |t: &crate::tensor::Tensor| -> serde_json::Value {
+        match t {
+            crate::tensor::Tensor::Str(a) => json!(a.iter().collect::<Vec<_>>()),
+            _ => json!(t.head_scalars(t.len()).unwrap_or_default()),
+        }
+    };
+    match format {
+        "json" => {
+            let one = |m: &crate::tensor::Map| json!({"keys": column(m.keys()), "values": column(m.values())});
+            let mut j = json!({"name": name});
+            if let Some(m) = maps.first() {
+                j["key_type"] = json!(m.key_type().code());
+                j["value_type"] = json!(m.value_type().code());
+            }
+            if seq {
+                j["maps"] = json!(maps.iter().map(one).collect::<Vec<_>>());
+            } else if let Some(m) = maps.first() {
+                j["keys"] = column(m.keys());
+                j["values"] = column(m.values());
+            }
+            Ok(serde_json::to_string_pretty(&j)
+                .unwrap_or_default()
+                .into_bytes())
+        }
+        "csv" => {
+            let Some(first) = maps.first() else {
+                return Ok(Vec::new());
+            };
+            if let Some(i) = maps.iter().position(|m| m.keys() != first.keys()) {
+                return Err(CmdError(format!(
+                    "'{name}': map {i} has other keys than map 0, so the maps do not share CSV columns (use --format json)"
+                )));
+            }
+            let rows: Vec<Vec<String>> = std::iter::once(texts(first.keys()))
+                .chain(maps.iter().map(|m| texts(m.values())))
+                .collect();
+            let mut text = super::render::csv_records(rows.iter().map(|r| r.as_slice()));
+            text.push('\n');
+            Ok(text.into_bytes())
+        }
+        other => Err(CmdError(format!(
+            "'{name}' is a map: print exports it as text, json or csv, not {other}"
+        ))),
+    }
+}
+
 /// A whole tensor as `print --format json|csv|npy` writes it.
 fn export_tensor(name: &str, t: &crate::tensor::Tensor, format: &str) -> R<Vec<u8>> {
     let all = t.len();
@@ -1168,16 +1230,22 @@ fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
             Ok(Flow::Continue)
         }
         Some(v) => {
-            let t = match &v {
-                Value::Optional(Some(inner)) => inner.as_tensor(),
-                other => other.as_tensor(),
-            }
-            .ok_or_else(|| {
-                CmdError(format!(
-                    "'{name}' is not a tensor: --format {format} exports tensors"
-                ))
-            })?;
-            let bytes = export_tensor(&name, t, format)?;
+            let bytes = match &v {
+                Value::Map(m) => export_maps(&name, std::slice::from_ref(m), false, format)?,
+                Value::MapSequence { items, .. } => export_maps(&name, items, true, format)?,
+                _ => {
+                    let t = match &v {
+                        Value::Optional(Some(inner)) => inner.as_tensor(),
+                        other => other.as_tensor(),
+                    }
+                    .ok_or_else(|| {
+                        CmdError(format!(
+                            "'{name}' is not a tensor or a map: --format {format} exports those"
+                        ))
+                    })?;
+                    export_tensor(&name, t, format)?
+                }
+            };
             match a.value("out") {
                 Some(path) => {
                     let path = crate::files::expand_home(path);

@@ -368,7 +368,6 @@ pub fn render_map(m: &super::Map, o: &PrintOptions) -> String {
     format!("{{{}}}", parts.join(", "))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
