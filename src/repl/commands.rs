@@ -111,6 +111,8 @@ pub static COMMANDS: &[Command] = &[
     cmd!("print", &[], "print NAME [--full] [--format text|json|csv|npy] [--out FILE]", "Print a tensor: an input, an output, an initializer, or a value still held after the run. Large tensors are summarised numpy-style (config print-threshold); --full prints every element; --format json|csv|npy exports the whole tensor (npy needs --out).", &[Flag { name: "full", value: None, help: "every element, never summarised" }, Flag { name: "format", value: Some("text|json|csv|npy"), help: "text (default), or the whole tensor as JSON, CSV or .npy" }, OUT], raw = false, data = false, cmd_print),
     cmd!("bench", &[], "bench [--runs N] [--warmup K] [NAME=TENSOR ...]", "Run the model K+N times with events off; print min, median and max milliseconds.", &[Flag { name: "runs", value: Some("N"), help: "timed runs (default 10)" }, Flag { name: "warmup", value: Some("K"), help: "untimed runs first (default 1)" }, FORMAT, OUT], raw = false, data = true, cmd_bench),
     cmd!("events", &[], "events [--action A[,A]] [--kind K[,K]] [--name NAME] [--shapes] [--format F]", "The event log of the last run, filtered; --shapes adds check's columns (inferred, resolved shape, status) to each value.", &[Flag { name: "shapes", value: None, help: "add inferred shape, resolved shape and OK/MISMATCH/UNKNOWN to each value event" }, Flag { name: "action", value: Some("A[,A]"), help: "add, replace, remove, run_node" }, Flag { name: "kind", value: Some("K[,K]"), help: "input, initializer, intermediate, output, node" }, Flag { name: "name", value: Some("NAME"), help: "one value or node name" }, FORMAT, OUT], raw = false, data = true, cmd_events),
+    cmd!("profile", &[], "profile [--nodes] [--format F] [--out FILE]", "Where the last run's time went: per operator type (count, total microseconds, share), or per node with --nodes, largest first, with a bar chart in the table. Needs the event log (config events on).", &[Flag { name: "nodes", value: None, help: "one row per node instead of per operator type" }, FORMAT, OUT], raw = false, data = true, cmd_profile),
+    cmd!("memory", &[], "memory [--svg FILE] [--format F] [--out FILE]", "Bytes of live values (inputs, initializers, intermediates, outputs) after each node of the last run, with a bar chart and the peak marked; --svg writes the chart as a picture. Run with release on and off to see what release frees.", &[Flag { name: "svg", value: Some("FILE"), help: "write the chart as an SVG picture" }, FORMAT, OUT], raw = false, data = true, cmd_memory),
     cmd!("check", &[], "check [--format F]", "For every value the last run produced: runtime shape, inferred shape, resolved shape, OK/MISMATCH/UNKNOWN.", &[FORMAT, OUT], raw = false, data = true, cmd_check),
     cmd!("config", &[], "config [KEY [VALUE]]", "Show or set options: events on|off, release on|off, max-values N, precision N, print-threshold N (tensors with more elements print summarised, default 1000), line-width N|auto, seed N, threads N, max-memory SIZE|default (4G, 512M), max-iterations N, max-events N.", &[], raw = false, data = false, cmd_config),
     cmd!("source", &[], "source PATH", "Run a script inside the current session.", &[], raw = false, data = false, cmd_source),
@@ -1348,6 +1350,163 @@ fn cmd_bench(s: &mut Session, a: &Args) -> R<Flow> {
         format!("{median:.3}"),
         format!("{max:.3}"),
     ]);
+    emit(s, a, d);
+    Ok(Flow::Continue)
+}
+
+// ------------------------------------------------------------ profile, memory
+
+/// The last run's event log, or why there is none.
+fn last_events(s: &Session) -> R<&[crate::runtime::Event]> {
+    let r = s
+        .last_run
+        .as_ref()
+        .ok_or_else(|| CmdError("no run yet: 'run' the model first".into()))?;
+    if r.events.is_empty() {
+        return Err(CmdError(
+            "the last run kept no event log (config events on, then run again)".into(),
+        ));
+    }
+    Ok(&r.events)
+}
+
+/// A bar of `frac` (0..=1) of `width` cells, in eighths.
+fn bar(frac: f64, width: usize) -> String {
+    const PARTS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
+    let eighths = (frac.clamp(0.0, 1.0) * (width * 8) as f64).round() as usize;
+    format!("{}{}", "█".repeat(eighths / 8), PARTS[eighths % 8])
+}
+
+fn node_json(n: &crate::runtime::EventNode) -> serde_json::Value {
+    json!({"index": n.index, "op_type": n.op_type, "domain": n.domain, "name": n.name})
+}
+
+fn cmd_profile(s: &mut Session, a: &Args) -> R<Flow> {
+    no_args("profile", a)?;
+    let by_node = a.has("nodes");
+    let rows = crate::runtime::usage::time_shares(last_events(s)?, by_node);
+    let json_rows: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            let mut j = json!({"op_type": r.op_type, "count": r.count, "total_us": r.total_us, "share": r.share});
+            if let Some(n) = &r.node {
+                j["node"] = node_json(n);
+            }
+            j
+        })
+        .collect();
+    let table = a.format == Format::Table;
+    let mut headers = if by_node {
+        vec!["node", "op_type", "name", "total_us", "share"]
+    } else {
+        vec!["op_type", "count", "total_us", "share"]
+    };
+    if table {
+        headers.push("");
+    }
+    let mut d = Data::new(&headers, json!(json_rows));
+    let top = rows.first().map_or(0.0, |r| r.share);
+    for r in &rows {
+        let mut row = match &r.node {
+            Some(n) => vec![format!("#{}", n.index), r.op_type.clone(), n.name.clone()],
+            None => vec![r.op_type.clone(), r.count.to_string()],
+        };
+        row.push(r.total_us.to_string());
+        row.push(if table {
+            format!("{:.1}%", r.share * 100.0)
+        } else {
+            format!("{:.6}", r.share)
+        });
+        if table {
+            // bars scale to the largest row
+            row.push(bar(if top > 0.0 { r.share / top } else { 0.0 }, 30));
+        }
+        d.rows.push(row);
+    }
+    if table {
+        let total: u64 = rows.iter().map(|r| r.total_us).sum();
+        d.footer.push(format!(
+            "{} µs in {} nodes",
+            total,
+            rows.iter().map(|r| r.count).sum::<usize>()
+        ));
+    }
+    emit(s, a, d);
+    Ok(Flow::Continue)
+}
+
+fn cmd_memory(s: &mut Session, a: &Args) -> R<Flow> {
+    no_args("memory", a)?;
+    use crate::runtime::usage::{memory_series, peak};
+    use crate::tensor::budget::human;
+    let released = s
+        .last_run
+        .as_ref()
+        .is_some_and(|r| r.events.iter().any(|e| e.action == EventAction::Remove));
+    let series: Vec<_> = memory_series(last_events(s)?)
+        .into_iter()
+        .filter(|p| p.depth == 0)
+        .collect();
+    let top = peak(&series);
+    if let Some(path) = a.value("svg") {
+        let title = format!(
+            "live tensor bytes after each node ({})",
+            if released {
+                "release on"
+            } else {
+                "nothing released"
+            }
+        );
+        let text = super::memory_chart::svg(&series, top, &title);
+        let path = crate::files::expand_home(path);
+        proto::write_atomic(Path::new(&path), text.as_bytes())
+            .map_err(|e| CmdError(e.to_string()))?;
+        s.status(format!("wrote the memory chart to {path}"));
+    }
+    let peak_point = top.and_then(|i| series.get(i));
+    let j = json!({
+        "peak_bytes": peak_point.map_or(0, |p| p.live_bytes),
+        "peak_node": peak_point.map(|p| node_json(&p.node)),
+        "series": series.iter().map(|p| json!({"node": node_json(&p.node), "live_bytes": p.live_bytes})).collect::<Vec<_>>(),
+    });
+    let table = a.format == Format::Table;
+    let mut headers = vec!["node", "op_type", "name", "live_bytes"];
+    if table {
+        headers.push("");
+    }
+    let mut d = Data::new(&headers, j);
+    let max = peak_point.map_or(0, |p| p.live_bytes).max(1) as f64;
+    for (i, p) in series.iter().enumerate() {
+        let mut row = vec![
+            format!("#{}", p.node.index),
+            p.node.op_type.clone(),
+            p.node.name.clone(),
+            if table {
+                human(p.live_bytes)
+            } else {
+                p.live_bytes.to_string()
+            },
+        ];
+        if table {
+            let mark = if Some(i) == top { " ← peak" } else { "" };
+            row.push(format!("{}{mark}", bar(p.live_bytes as f64 / max, 30)));
+        }
+        d.rows.push(row);
+    }
+    if let (true, Some(p)) = (table, peak_point) {
+        d.footer.push(format!(
+            "peak {} after #{} {} '{}'{}",
+            human(p.live_bytes),
+            p.node.index,
+            p.node.op_type,
+            p.node.name,
+            if released {
+                ""
+            } else {
+                " (nothing was released: try run --release)"
+            }
+        ));
+    }
     emit(s, a, d);
     Ok(Flow::Continue)
 }

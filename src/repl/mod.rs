@@ -7,6 +7,7 @@ pub mod commands;
 pub mod editor;
 pub mod interactive;
 pub mod lex;
+pub mod memory_chart;
 pub mod render;
 pub mod tensor_expr;
 

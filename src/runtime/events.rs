@@ -96,6 +96,10 @@ pub struct Event {
     pub elapsed_us: Option<u64>,
     pub depth: usize,
     pub scope: String,
+    /// Bytes the value takes in memory (add/replace events); not part of
+    /// the SPEC's JSON, used by `memory`.
+    #[serde(skip)]
+    pub bytes: usize,
 }
 
 impl Event {
@@ -114,6 +118,7 @@ impl Event {
             _ => None,
         };
         ev.data_type = value.dtype().code();
+        ev.bytes = value.bytes();
         if let Some(t) = t {
             ev.shape = t.shape().to_vec();
             ev.value_count = t.len();
@@ -162,6 +167,7 @@ impl Event {
             elapsed_us: None,
             depth: 0,
             scope: String::new(),
+            bytes: 0,
         }
     }
 }

@@ -226,6 +226,20 @@ impl Tensor {
         })
     }
 
+    /// The bytes the elements take in memory: the element size times the
+    /// count (one byte per sub-byte or 8-bit float element, as stored); a
+    /// string counts its text plus its header.
+    pub fn bytes(&self) -> usize {
+        match self {
+            Tensor::Str(a) => a
+                .iter()
+                .map(|s| s.len() + std::mem::size_of::<String>())
+                .sum(),
+            Tensor::Small { data, .. } => data.len(),
+            t => t.len() * t.dtype().byte_size().unwrap_or(1),
+        }
+    }
+
     /// A rank-0 tensor.
     pub fn scalar<T: Elem>(v: T) -> Tensor {
         T::wrap(ArrayD::from_elem(IxDyn(&[]), v))
@@ -432,6 +446,22 @@ impl Value {
             Value::Optional(None) => DataType::Undefined,
             Value::Map(m) => m.value_type(),
             Value::MapSequence { value_type, .. } => *value_type,
+        }
+    }
+
+    /// The bytes the value's elements take in memory (a string counts its
+    /// text plus its header; containers add up their items).
+    pub fn bytes(&self) -> usize {
+        match self {
+            Value::Tensor(t) => t.bytes(),
+            Value::Sequence { items, .. } => items.iter().map(Tensor::bytes).sum(),
+            Value::Optional(Some(v)) => v.bytes(),
+            Value::Optional(None) => 0,
+            Value::Map(m) => m.keys().bytes() + m.values().bytes(),
+            Value::MapSequence { items, .. } => items
+                .iter()
+                .map(|m| m.keys().bytes() + m.values().bytes())
+                .sum(),
         }
     }
 
