@@ -573,3 +573,26 @@ fn events_with_shapes_join_the_log_and_check() {
         o.stdout
     );
 }
+
+#[test]
+fn print_stats_counts_nan_and_inf_and_skips_them_in_the_moments() {
+    let o = cmds(
+        "parse g (float[N] x) => (float[N] y) { y = Log(x) }; run x=[1, 2, 0, -1, 10]; \
+         print y --stats --format json; print x --stats",
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let start = o.stdout.find("{\n").expect("json");
+    let end = o.stdout[start..].find("\n}").expect("json end") + start + 2;
+    let v: serde_json::Value = serde_json::from_str(&o.stdout[start..end]).unwrap();
+    assert_eq!((v["nan"].as_u64(), v["inf"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(v["min"].as_f64(), Some(0.0));
+    assert!((v["max"].as_f64().unwrap() - 10f64.ln()).abs() < 1e-6);
+    assert!(
+        o.stdout.contains("x     float      (5,)   -1.  10."),
+        "{}",
+        o.stdout
+    );
+    let o = cmds("parse g (string[N] s) => (string[N] t) { t = Identity(s) }; run s=[\"a\"]; print t --stats");
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains("holds strings"), "{}", o.stderr);
+}

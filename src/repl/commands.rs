@@ -108,7 +108,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!("set", &[], "set NAME = TENSOR", "Set a model input to a tensor expression (arange(8).reshape(2,4), rand(N,4), [1, 2]...). Tensor expressions: literals [1, 2], [[1., 2.], [3., 4.]], [\"a\", \"b\"], [true, false]; constructors arange(stop) or arange(start, stop[, step]), zeros(d, ...), ones(d, ...), full([d, ...], value), eye(n), linspace(a, b, n), rand(d, ...) (uniform in [0, 1), seeded by config seed), randn(d, ...) (normal), npy(\"file.npy\"), pb(\"file.pb\"); methods .reshape(d, ...) (one -1 allowed), .astype(TYPE) (float, int64, ...), .T / .transpose(perm...). Dimensions may be bound symbols (rand(N, 4)).", &[], raw = true, data = false, cmd_set),
     cmd!("inputs", &[], "inputs [--format F]", "Declared inputs, their types, and the values set.", &[FORMAT, OUT], raw = false, data = true, cmd_inputs),
     cmd!("run", &[], "run [NAME=TENSOR ...] [--release|--no-release]", "Set the given inputs, run the model, print the outputs. TENSOR is a tensor expression ('help set' lists them).", &[Flag { name: "release", value: None, help: "release intermediates after their last use (this run)" }, Flag { name: "no-release", value: None, help: "keep every intermediate (this run)" }], raw = false, data = false, cmd_run),
-    cmd!("print", &[], "print NAME [--full] [--format text|json|csv|npy] [--out FILE]", "Print a tensor: an input, an output, an initializer, or a value still held after the run. Large tensors are summarised numpy-style (config print-threshold); --full prints every element; --format json|csv|npy exports the whole tensor (npy needs --out).", &[Flag { name: "full", value: None, help: "every element, never summarised" }, Flag { name: "format", value: Some("text|json|csv|npy"), help: "text (default), or the whole tensor as JSON, CSV or .npy" }, OUT], raw = false, data = false, cmd_print),
+    cmd!("print", &[], "print NAME [--full] [--stats] [--format text|json|csv|npy] [--out FILE]", "Print a value: an input, an output, an initializer, or a value still held after the run. Large tensors are summarised numpy-style (config print-threshold); --full prints every element; --stats prints min, max, mean, std and the NaN and infinity counts instead; --format json|csv|npy exports the whole tensor (npy needs --out). Maps print as dicts and export as JSON or CSV.", &[Flag { name: "full", value: None, help: "every element, never summarised" }, Flag { name: "stats", value: None, help: "min, max, mean, std, NaN and infinity counts" }, Flag { name: "format", value: Some("text|json|csv|npy"), help: "text (default), or the whole tensor as JSON, CSV or .npy" }, OUT], raw = false, data = false, cmd_print),
     cmd!("bench", &[], "bench [--runs N] [--warmup K] [NAME=TENSOR ...]", "Run the model K+N times with events off; print min, median and max milliseconds.", &[Flag { name: "runs", value: Some("N"), help: "timed runs (default 10)" }, Flag { name: "warmup", value: Some("K"), help: "untimed runs first (default 1)" }, FORMAT, OUT], raw = false, data = true, cmd_bench),
     cmd!("events", &[], "events [--action A[,A]] [--kind K[,K]] [--name NAME] [--shapes] [--format F]", "The event log of the last run, filtered; --shapes adds check's columns (inferred, resolved shape, status) to each value.", &[Flag { name: "shapes", value: None, help: "add inferred shape, resolved shape and OK/MISMATCH/UNKNOWN to each value event" }, Flag { name: "action", value: Some("A[,A]"), help: "add, replace, remove, run_node" }, Flag { name: "kind", value: Some("K[,K]"), help: "input, initializer, intermediate, output, node" }, Flag { name: "name", value: Some("NAME"), help: "one value or node name" }, FORMAT, OUT], raw = false, data = true, cmd_events),
     cmd!("profile", &[], "profile [--nodes] [--format F] [--out FILE]", "Where the last run's time went: per operator type (count, total microseconds, share), or per node with --nodes, largest first, with a bar chart in the table. Needs the event log (config events on).", &[Flag { name: "nodes", value: None, help: "one row per node instead of per operator type" }, FORMAT, OUT], raw = false, data = true, cmd_profile),
@@ -1226,6 +1226,7 @@ fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
         });
     let format = a.value("format").unwrap_or("text");
     match found {
+        Some(v) if a.has("stats") => print_stats(s, &name, &v, format),
         Some(v) if format == "text" => {
             let o = print_options(s, a.has("full"));
             s.say(format!("{} =\n{}", quote_name(&name), render_value(&v, &o)));
@@ -1290,6 +1291,70 @@ fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
             }))
         }
     }
+}
+
+/// `print NAME --stats`: one row of statistics (table, JSON or CSV).
+fn print_stats(s: &mut Session, name: &str, v: &Value, format: &str) -> R<Flow> {
+    let t = match v {
+        Value::Optional(Some(inner)) => inner.as_tensor(),
+        other => other.as_tensor(),
+    }
+    .ok_or_else(|| {
+        CmdError(format!(
+            "'{name}' is {}: --stats needs a tensor",
+            v.describe()
+        ))
+    })?;
+    let st = t
+        .stats()
+        .ok_or_else(|| CmdError(format!("'{name}' holds strings: --stats needs numbers")))?;
+    let f = match format {
+        "text" => Format::Table,
+        "json" => Format::Json,
+        "csv" => Format::Csv,
+        other => {
+            return Err(CmdError(format!(
+                "--stats prints as text, json or csv, not {other}"
+            )))
+        }
+    };
+    let mut j = serde_json::to_value(&st).unwrap_or_default();
+    j["name"] = json!(name);
+    j["elem_type"] = json!(t.dtype().to_string());
+    j["shape"] = json!(t.shape());
+    let mut d = Data::new(
+        &[
+            "name",
+            "elem_type",
+            "shape",
+            "min",
+            "max",
+            "mean",
+            "std",
+            "nan",
+            "inf",
+        ],
+        j,
+    );
+    let num = |x: Option<f64>| match (x, f) {
+        (None, _) => String::new(),
+        (Some(x), Format::Table) => crate::tensor::format_scalar(x, s.config.precision),
+        (Some(x), _) => x.to_string(),
+    };
+    d.rows.push(vec![
+        name.to_string(),
+        t.dtype().to_string(),
+        tuple(t.shape()),
+        num(st.min),
+        num(st.max),
+        num(st.mean),
+        num(st.std),
+        st.nan.to_string(),
+        st.inf.to_string(),
+    ]);
+    let text = d.render(f);
+    s.say(text);
+    Ok(Flow::Continue)
 }
 
 fn cmd_bench(s: &mut Session, a: &Args) -> R<Flow> {

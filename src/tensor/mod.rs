@@ -9,6 +9,7 @@ mod dtype;
 mod npy;
 mod render;
 mod scalar;
+mod stats;
 
 pub use convert::{
     from_proto, map_from_proto, optional_from_proto, raw_to_typed, sequence_from_proto, to_proto,
@@ -20,6 +21,7 @@ pub use render::{
     format_scalar, quote_str, render_map, render_tensor, render_tensor_with, PrintOptions,
 };
 pub use scalar::Scalar;
+pub use stats::Stats;
 
 use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn};
