@@ -10,6 +10,11 @@
 
 mod array_feature_extractor;
 mod binarizer;
+mod forest;
+mod tree_ensemble;
+mod tree_ensemble_classifier;
+mod tree_ensemble_regressor;
+mod tree_nodes_v3;
 // used by the linear, SVM and tree operators, which land next
 #[allow(dead_code)]
 pub(crate) mod features;
@@ -36,4 +41,7 @@ macro_rules! ml_op {
 pub const TABLE: &[OpDef] = &[
     ml_op!("ArrayFeatureExtractor", 1, array_feature_extractor),
     ml_op!("Binarizer", 1, binarizer),
+    ml_op!("TreeEnsemble", 5, tree_ensemble),
+    ml_op!("TreeEnsembleClassifier", 1, tree_ensemble_classifier),
+    ml_op!("TreeEnsembleRegressor", 1, tree_ensemble_regressor),
 ];
