@@ -253,7 +253,10 @@ impl Graph {
                 match c {
                     Child::Leaf(l) => {
                         let Some(&(first, count)) = leaf_at.get(l) else {
-                            bail!("leaf index {l} is out of range ({} leaves)", self.leaves.len());
+                            bail!(
+                                "leaf index {l} is out of range ({} leaves)",
+                                self.leaves.len()
+                            );
                         };
                         nodes.push(Node {
                             threshold: T::ZERO,
@@ -288,7 +291,9 @@ impl Graph {
                             set = index_u32(sets.len(), "set index")?;
                             let mut members: Vec<T> =
                                 br.members.iter().map(|&v| T::from_f64(v)).collect();
-                            members.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+                            members.sort_by(|a, b| {
+                                a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal)
+                            });
                             sets.push(members);
                         }
                         if br.mode != Mode::Leq || br.missing_true {
@@ -533,9 +538,60 @@ pub fn tensor_values(
     let t = crate::tensor::from_proto(p)
         .map_err(|e| KernelError::new(format!("attribute '{name}': {e}")))?;
     let Some(v) = t.to_f64_vec() else {
-        bail!("attribute '{name}' must be a numeric tensor, got {}", t.dtype());
+        bail!(
+            "attribute '{name}' must be a numeric tensor, got {}",
+            t.dtype()
+        );
     };
     Ok(Some((v, t.dtype() == crate::tensor::DataType::Double)))
+}
+
+/// Running small text models in the operators' tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::runtime::{Plan, RunOptions};
+    use crate::tensor::{Tensor, Value};
+    use std::collections::HashMap;
+
+    /// Runs a text model on `x` (its one input): its outputs, or the error
+    /// text (from building the plan or from running it).
+    pub fn run_text(text: &str, x: Tensor) -> Result<Vec<Tensor>, String> {
+        let m = crate::text::parse_model(text).map_err(|e| e.to_string())?;
+        let plan = Plan::new(&m).map_err(|e| e.0)?;
+        let name = plan.input_names()[0].clone();
+        let r = plan
+            .run(
+                HashMap::from([(name, Value::Tensor(x))]),
+                &RunOptions::default(),
+            )
+            .map_err(|e| e.0)?;
+        Ok(r.outputs
+            .into_iter()
+            .filter_map(|(_, v)| v.into_tensor())
+            .collect())
+    }
+
+    /// The inferred types of a text model's outputs, as displayed, then
+    /// the declared symbols inference tied (`E = 2`).
+    pub fn output_types(text: &str) -> Vec<String> {
+        let mut m = crate::text::parse_model(text).unwrap_or_else(|e| panic!("{e}"));
+        let outs: Vec<String> = m
+            .graph
+            .as_ref()
+            .map(|g| g.output.iter().map(|o| o.name().to_string()).collect())
+            .unwrap_or_default();
+        let r = crate::shape::infer_model(&mut m);
+        let mut types: Vec<String> = outs
+            .iter()
+            .map(|o| r.get(o).map(|v| v.ty.display()).unwrap_or_default())
+            .collect();
+        types.extend(
+            r.equations
+                .iter()
+                .map(|e| format!("{} = {}", e.symbol, e.expr)),
+        );
+        types
+    }
 }
 
 #[cfg(test)]

@@ -30,14 +30,18 @@ enum Labels {
 impl Labels {
     fn decode(a: &Attrs) -> Result<Labels, KernelError> {
         let ints = a.ints_checked("classlabels_int64s")?.unwrap_or_default();
-        let strings = a.strings_checked("classlabels_strings")?.unwrap_or_default();
+        let strings = a
+            .strings_checked("classlabels_strings")?
+            .unwrap_or_default();
         match (ints.is_empty(), strings.is_empty()) {
             (false, true) => Ok(Labels::Ints(ints)),
             (true, false) => Ok(Labels::Strings(strings)),
             (false, false) => {
                 bail!("only one of 'classlabels_int64s' and 'classlabels_strings' may be given")
             }
-            (true, true) => bail!("one of 'classlabels_int64s' and 'classlabels_strings' is required"),
+            (true, true) => {
+                bail!("one of 'classlabels_int64s' and 'classlabels_strings' is required")
+            }
         }
     }
 
@@ -182,7 +186,12 @@ impl Classifier {
         check_features(forest.max_feature, c)?;
         let width = self.labels.len();
         budget::check(&[n, width], 8)?;
-        let base: Vec<T> = self.trees.base_values.iter().map(|&v| T::from_f64(v)).collect();
+        let base: Vec<T> = self
+            .trees
+            .base_values
+            .iter()
+            .map(|&v| T::from_f64(v))
+            .collect();
         // the classifier always sums (onnxruntime ignores aggregate_function)
         let agg = super::forest::Aggregate::Sum;
         let (z, picks) = forest.run(agg, &data, n, c, width, |v, z: &mut [f32]| {
@@ -274,4 +283,143 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
             t => bail!("X must be float, double, int64 or int32, got {t}"),
         }
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::forest::testing::{output_types, run_text};
+    use crate::tensor::Tensor;
+
+    /// One tree: `x0 <= 0.5` → leaf 1, else leaf 2. Expected values were
+    /// checked against onnxruntime 1.23.
+    fn model(y: &str, labels: &str, votes: &str, extra: &str) -> String {
+        format!(
+            r#"<ir_version: 10, opset_import: ["" : 17, "ai.onnx.ml" : 3]>
+g (float[N,1] x) => ({y}[N] y, float[N,E] z)
+{{
+  y, z = ai.onnx.ml.TreeEnsembleClassifier <{labels}, nodes_treeids = [0, 0, 0],
+    nodes_nodeids = [0, 1, 2], nodes_featureids = [0, 0, 0],
+    nodes_modes = ["BRANCH_LEQ", "LEAF", "LEAF"], nodes_values = [0.5, 0.0, 0.0],
+    nodes_truenodeids = [1, 0, 0], nodes_falsenodeids = [2, 0, 0], {votes}{extra}> (x)
+}}"#
+        )
+    }
+
+    fn run(m: &str) -> (Tensor, Vec<f32>) {
+        let x = Tensor::from_vec(&[2, 1], vec![0.0f32, 1.0]).unwrap();
+        let mut out = run_text(m, x).unwrap().into_iter();
+        let y = out.next().unwrap();
+        let z = out.next().unwrap();
+        let z = z
+            .to_f64_vec()
+            .unwrap()
+            .into_iter()
+            .map(|v| v as f32)
+            .collect();
+        (y, z)
+    }
+
+    #[test]
+    fn binary_probabilities_from_one_class_score() {
+        let m = model(
+            "int64",
+            "classlabels_int64s = [-3, 7]",
+            "class_treeids = [0, 0], class_nodeids = [1, 2], class_ids = [0, 0], class_weights = [0.2, 0.9]",
+            "",
+        );
+        let (y, z) = run(&m);
+        assert_eq!(y.to_i64_vec().unwrap(), vec![-3, 7]);
+        assert_eq!(z, vec![0.8, 0.2, 0.100_000_024, 0.9]);
+        assert_eq!(output_types(&m), vec!["int64[N]", "float[N,E]", "E = 2"]);
+    }
+
+    #[test]
+    fn binary_margins_with_base_value_and_logistic() {
+        let m = model(
+            "string",
+            "classlabels_strings = [\"no\", \"yes\"]",
+            "class_treeids = [0, 0], class_nodeids = [1, 2], class_ids = [0, 0], class_weights = [-1.0, 2.0]",
+            ", base_values = [0.25], post_transform = \"LOGISTIC\"",
+        );
+        let (y, z) = run(&m);
+        assert_eq!(y.string_values().unwrap(), vec!["no", "yes"]);
+        let want = [0.679_178_7, 0.320_821_3, 0.095_349_49, 0.904_650_5];
+        for (g, w) in z.iter().zip(want) {
+            assert!((g - w).abs() < 1e-6, "{z:?}");
+        }
+        assert_eq!(output_types(&m), vec!["string[N]", "float[N,E]", "E = 2"]);
+    }
+
+    #[test]
+    fn multiclass_softmax_and_argmax_label() {
+        let m = model(
+            "string",
+            "classlabels_strings = [\"a\", \"b\", \"c\"]",
+            "class_treeids = [0, 0, 0], class_nodeids = [1, 1, 2], class_ids = [0, 2, 1], class_weights = [1.0, 3.0, 2.0]",
+            ", post_transform = \"SOFTMAX\"",
+        );
+        let (y, z) = run(&m);
+        assert_eq!(y.string_values().unwrap(), vec!["c", "b"]);
+        let want = [
+            0.114_195_2,
+            0.042_010_07,
+            0.843_794_7,
+            0.106_506_97,
+            0.786_986,
+            0.106_506_97,
+        ];
+        for (g, w) in z.iter().zip(want) {
+            assert!((g - w).abs() < 1e-6, "{z:?}");
+        }
+        assert_eq!(output_types(&m), vec!["string[N]", "float[N,E]", "E = 3"]);
+    }
+
+    #[test]
+    fn two_classes_both_voted_follow_onnxruntime_literal_labels() {
+        // onnxruntime labels such a row 1 or 0 (not a class label) by the
+        // sign of the second score
+        let votes = "class_treeids = [0, 0, 0, 0], class_nodeids = [1, 1, 2, 2], class_ids = [0, 1, 0, 1], class_weights = [0.7, 0.3, 0.2, 0.8]";
+        let m = model("int64", "classlabels_int64s = [5, 9]", votes, "");
+        let (y, z) = run(&m);
+        assert_eq!(y.to_i64_vec().unwrap(), vec![1, 1]);
+        assert_eq!(z, vec![0.7, 0.3, 0.2, 0.8]);
+        let m = model(
+            "int64",
+            "classlabels_int64s = [5, 9]",
+            votes,
+            ", base_values = [0.1, -1.0]",
+        );
+        let (y, z) = run(&m);
+        assert_eq!(y.to_i64_vec().unwrap(), vec![0, 0]);
+        assert_eq!(z, vec![0.3, -0.3, 0.8, -0.8]);
+    }
+
+    #[test]
+    fn bad_labels_and_base_values_are_errors() {
+        let votes = "class_treeids = [0, 0], class_nodeids = [1, 2], class_ids = [0, 0], class_weights = [0.2, 0.9]";
+        let x = || Tensor::from_vec(&[1, 1], vec![0.0f32]).unwrap();
+        let one = model("int64", "classlabels_int64s = [4]", votes, "");
+        assert!(run_text(&one, x()).unwrap_err().contains("at least two"));
+        let base = model(
+            "int64",
+            "classlabels_int64s = [4, 5]",
+            votes,
+            ", base_values = [1.0, 2.0, 3.0]",
+        );
+        assert!(run_text(&base, x()).unwrap_err().contains("base_values"));
+        let class = model(
+            "int64",
+            "classlabels_int64s = [4, 5]",
+            &votes.replace("class_ids = [0, 0]", "class_ids = [0, 2]"),
+            "",
+        );
+        assert!(run_text(&class, x()).unwrap_err().contains("id 2"));
+        let unknown_node = model(
+            "int64",
+            "classlabels_int64s = [4, 5]",
+            &votes.replace("class_nodeids = [1, 2]", "class_nodeids = [1, 8]"),
+            "",
+        );
+        assert!(run_text(&unknown_node, x()).unwrap_err().contains("node 8"));
+    }
 }

@@ -176,7 +176,9 @@ pub fn decode(a: &Attrs, votes: &str, n_targets: usize) -> Result<TreesV3, Kerne
         None => Aggregate::Sum,
         Some(s) => match Aggregate::from_name(&s) {
             Some(g) => g,
-            None => bail!("attribute 'aggregate_function' must be SUM, AVERAGE, MIN or MAX, got '{s}'"),
+            None => {
+                bail!("attribute 'aggregate_function' must be SUM, AVERAGE, MIN or MAX, got '{s}'")
+            }
         },
     };
     Ok(TreesV3 {
