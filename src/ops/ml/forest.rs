@@ -183,6 +183,18 @@ struct Node<T> {
     missing_true: bool,
 }
 
+/// A node of a forest whose branches are all `Leq` without missing-value
+/// tracks, in 16 bytes (`f32`): the child is `c[!(x <= t)]`; a leaf has
+/// `f == LEAF` and its weights at `c[0]`, `c[1]` of them.
+#[derive(Clone, Copy, Debug)]
+struct Fast<T> {
+    t: T,
+    f: u32,
+    c: [u32; 2],
+}
+
+const LEAF: u32 = u32::MAX;
+
 /// A flattened, validated ensemble.
 #[derive(Debug)]
 pub struct Forest<T> {
@@ -193,9 +205,9 @@ pub struct Forest<T> {
     pub n_targets: usize,
     /// The largest feature index a branch reads (`None`: no branches).
     pub max_feature: Option<usize>,
-    /// Every branch is `Leq` without a missing-value track (the usual
-    /// scikit-learn case): walks take the short loop.
-    all_leq: bool,
+    /// When every branch is `Leq` without a missing-value track (the
+    /// usual scikit-learn case), the nodes in compact form; else empty.
+    fast: Vec<Fast<T>>,
 }
 
 fn index_u32(v: usize, what: &str) -> Result<u32, KernelError> {
@@ -316,6 +328,22 @@ impl Graph {
                 }
             }
         }
+        let fast = if all_leq {
+            nodes
+                .iter()
+                .map(|n| Fast {
+                    t: n.threshold,
+                    f: if n.mode == Mode::Leaf {
+                        LEAF
+                    } else {
+                        n.feature
+                    },
+                    c: [n.a, n.b],
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         Ok(Forest {
             nodes,
             weights,
@@ -323,7 +351,7 @@ impl Graph {
             sets,
             n_targets: self.n_targets,
             max_feature,
-            all_leq,
+            fast,
         })
     }
 }
@@ -345,19 +373,6 @@ impl<T: Real> Forest<T> {
     #[inline]
     fn leaf(&self, root: u32, x: &[T]) -> &Node<T> {
         let mut i = root as usize;
-        if self.all_leq {
-            loop {
-                let n = &self.nodes[i];
-                if n.mode == Mode::Leaf {
-                    return n;
-                }
-                i = if x[n.feature as usize] <= n.threshold {
-                    n.a
-                } else {
-                    n.b
-                } as usize;
-            }
-        }
         loop {
             let n = &self.nodes[i];
             if n.mode == Mode::Leaf {
@@ -380,9 +395,37 @@ impl<T: Real> Forest<T> {
         }
     }
 
+    /// Walks `L` rows (`x` holds them, `c` features each) down the tree at
+    /// `root` in lockstep on the compact nodes, so that their independent
+    /// chains of loads overlap; returns each row's leaf.
+    #[inline]
+    fn fast_leaves<const L: usize>(&self, root: u32, x: &[T], c: usize) -> [usize; L] {
+        let mut at = [root as usize; L];
+        loop {
+            let mut moving = false;
+            for (l, i) in at.iter_mut().enumerate() {
+                let n = &self.fast[*i];
+                if n.f != LEAF {
+                    let v = x[l * c + n.f as usize];
+                    // the false child (index 1) unless `v <= t`; NaN goes false
+                    let go_true = v <= n.t;
+                    *i = n.c[usize::from(!go_true)] as usize;
+                    moving = true;
+                }
+            }
+            if !moving {
+                return at;
+            }
+        }
+    }
+
     fn vote(&self, agg: Aggregate, leaf: &Node<T>, votes: &mut Votes<T>) {
-        let first = leaf.a as usize;
-        let Some(ws) = self.weights.get(first..first + leaf.b as usize) else {
+        self.vote_at(agg, leaf.a, leaf.b, votes)
+    }
+
+    fn vote_at(&self, agg: Aggregate, first: u32, count: u32, votes: &mut Votes<T>) {
+        let first = first as usize;
+        let Some(ws) = self.weights.get(first..first + count as usize) else {
             return;
         };
         for &(t, w) in ws {
@@ -434,10 +477,22 @@ impl<T: Real> Forest<T> {
                     has: vec![false; self.n_targets],
                 })
                 .collect();
+            const LANES: usize = 8;
+            let xs = &x[row0 * c..(row0 + rows) * c];
             for &root in &self.roots {
-                for (r, v) in votes.iter_mut().enumerate() {
-                    let xr = &x[(row0 + r) * c..(row0 + r + 1) * c];
-                    self.vote(agg, self.leaf(root, xr), v);
+                let mut r = 0;
+                if !self.fast.is_empty() {
+                    while r + LANES <= rows {
+                        let leaves = self.fast_leaves::<LANES>(root, &xs[r * c..], c);
+                        for (l, &i) in leaves.iter().enumerate() {
+                            let n = &self.fast[i];
+                            self.vote_at(agg, n.c[0], n.c[1], &mut votes[r + l]);
+                        }
+                        r += LANES;
+                    }
+                }
+                for (k, v) in votes.iter_mut().enumerate().skip(r) {
+                    self.vote(agg, self.leaf(root, &xs[k * c..(k + 1) * c]), v);
                 }
             }
             for (r, v) in votes.iter_mut().enumerate() {
