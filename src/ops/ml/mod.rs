@@ -12,6 +12,11 @@ mod array_feature_extractor;
 mod binarizer;
 mod cast_map;
 mod dict_vectorizer;
+mod forest;
+mod tree_ensemble;
+mod tree_ensemble_classifier;
+mod tree_ensemble_regressor;
+mod tree_nodes_v3;
 mod zip_map;
 // used by the linear, SVM and tree operators, which land next
 #[allow(dead_code)]
@@ -42,4 +47,7 @@ pub const TABLE: &[OpDef] = &[
     ml_op!("CastMap", 1, cast_map),
     ml_op!("DictVectorizer", 1, dict_vectorizer),
     ml_op!("ZipMap", 1, zip_map),
+    ml_op!("TreeEnsemble", 5, tree_ensemble),
+    ml_op!("TreeEnsembleClassifier", 1, tree_ensemble_classifier),
+    ml_op!("TreeEnsembleRegressor", 1, tree_ensemble_regressor),
 ];
