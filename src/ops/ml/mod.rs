@@ -10,11 +10,20 @@
 
 mod array_feature_extractor;
 mod binarizer;
-// used by the linear, SVM and tree operators, which land next
+// used by the linear, SVM and tree operators
 #[allow(dead_code)]
 pub(crate) mod features;
 #[allow(dead_code)]
 pub(crate) mod post_transform;
+// linear models, SVMs and feature transforms
+pub(crate) mod class_labels;
+mod imputer;
+mod linear_classifier;
+mod linear_regressor;
+mod normalizer;
+mod scaler;
+#[cfg(test)]
+pub(crate) mod test_node;
 
 use super::OpDef;
 
@@ -36,4 +45,10 @@ macro_rules! ml_op {
 pub const TABLE: &[OpDef] = &[
     ml_op!("ArrayFeatureExtractor", 1, array_feature_extractor),
     ml_op!("Binarizer", 1, binarizer),
+    // linear models, SVMs and feature transforms
+    ml_op!("Imputer", 1, imputer),
+    ml_op!("LinearClassifier", 1, linear_classifier),
+    ml_op!("LinearRegressor", 1, linear_regressor),
+    ml_op!("Normalizer", 1, normalizer),
+    ml_op!("Scaler", 1, scaler),
 ];
