@@ -17,7 +17,9 @@ impl ClassLabels {
     /// Decodes `classlabels_strings` / `classlabels_ints`; both given is an
     /// error naming them.
     pub fn decode(a: &Attrs) -> Result<ClassLabels, KernelError> {
-        let s = a.strings_checked("classlabels_strings")?.unwrap_or_default();
+        let s = a
+            .strings_checked("classlabels_strings")?
+            .unwrap_or_default();
         let i = a.ints_checked("classlabels_ints")?.unwrap_or_default();
         if !s.is_empty() && !i.is_empty() {
             return Err(KernelError::new(

@@ -92,7 +92,6 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::ops::ml::test_node::{float, floats, int, ints, run};
     use crate::tensor::Tensor;
 
@@ -104,12 +103,23 @@ mod tests {
             float("replaced_value_float", f32::NAN),
         ];
         let out = run("Imputer", attrs, vec![x]).unwrap();
-        assert_eq!(out[0], Tensor::from_vec(&[2, 2], vec![5.0f32, 1.0, 2.0, 6.0]).unwrap());
+        assert_eq!(
+            out[0],
+            Tensor::from_vec(&[2, 2], vec![5.0f32, 1.0, 2.0, 6.0]).unwrap()
+        );
         let x = Tensor::from_vec(&[3], vec![-1i64, 4, -1]).unwrap();
-        let attrs = vec![ints("imputed_value_int64s", &[9]), int("replaced_value_int64", -1)];
+        let attrs = vec![
+            ints("imputed_value_int64s", &[9]),
+            int("replaced_value_int64", -1),
+        ];
         let out = run("Imputer", attrs, vec![x.clone()]).unwrap();
         assert_eq!(out[0], Tensor::from_vec(&[3], vec![9i64, 4, 9]).unwrap());
-        let err = run("Imputer", vec![ints("imputed_value_int64s", &[1, 2])], vec![x]).unwrap_err();
+        let err = run(
+            "Imputer",
+            vec![ints("imputed_value_int64s", &[1, 2])],
+            vec![x],
+        )
+        .unwrap_err();
         assert!(err.contains("imputed_value_int64s"), "{err}");
     }
 }

@@ -166,10 +166,10 @@ mod tests {
     #[test]
     fn binary_with_two_labels_gives_two_score_columns() {
         let attrs = vec![
-                floats("coefficients", &[1.0, -1.0]),
-                floats("intercepts", &[0.5]),
-                ints("classlabels_ints", &[3, 7]),
-                string("post_transform", "LOGISTIC"),
+            floats("coefficients", &[1.0, -1.0]),
+            floats("intercepts", &[0.5]),
+            ints("classlabels_ints", &[3, 7]),
+            string("post_transform", "LOGISTIC"),
         ];
         let x = Tensor::from_vec(&[2, 2], vec![2.0f32, 1.0, 0.0, 3.0]).unwrap();
         let out = run("LinearClassifier", attrs.clone(), vec![x]).unwrap();
@@ -186,13 +186,16 @@ mod tests {
     #[test]
     fn multiclass_picks_best_and_bad_lengths_are_errors() {
         let attrs = vec![
-                floats("coefficients", &[1.0, 0.0, 0.0, 1.0, -1.0, -1.0]),
-                floats("intercepts", &[0.0, 0.0, 0.0]),
-                strings("classlabels_strings", &["a", "b", "c"]),
+            floats("coefficients", &[1.0, 0.0, 0.0, 1.0, -1.0, -1.0]),
+            floats("intercepts", &[0.0, 0.0, 0.0]),
+            strings("classlabels_strings", &["a", "b", "c"]),
         ];
         let x = Tensor::from_vec(&[2], vec![-1.0f32, 2.0]).unwrap();
         let out = run("LinearClassifier", attrs.clone(), vec![x]).unwrap();
-        assert_eq!(out[0], Tensor::from_vec(&[1], vec!["b".to_string()]).unwrap());
+        assert_eq!(
+            out[0],
+            Tensor::from_vec(&[1], vec!["b".to_string()]).unwrap()
+        );
         assert_eq!(out[1].shape(), &[1, 3]);
         let x3 = Tensor::from_vec(&[1, 3], vec![1.0f32, 2.0, 3.0]).unwrap();
         let err = run("LinearClassifier", attrs, vec![x3]).unwrap_err();

@@ -107,12 +107,19 @@ mod tests {
         ];
         let x = Tensor::from_vec(&[1, 2], vec![3i64, 4]).unwrap();
         let out = run("LinearRegressor", attrs.clone(), vec![x]).unwrap();
-        assert_eq!(out[0], Tensor::from_vec(&[1, 2], vec![12.0f32, -1.0]).unwrap());
+        assert_eq!(
+            out[0],
+            Tensor::from_vec(&[1, 2], vec![12.0f32, -1.0]).unwrap()
+        );
         let bad = Tensor::from_vec(&[1, 3], vec![3i64, 4, 5]).unwrap();
         let err = run("LinearRegressor", attrs, vec![bad]).unwrap_err();
         assert!(err.contains("coefficients"), "{err}");
-        let err = run("LinearRegressor", vec![floats("coefficients", &[1.0]), int("targets", 3)], vec![])
-            .unwrap_err();
+        let err = run(
+            "LinearRegressor",
+            vec![floats("coefficients", &[1.0]), int("targets", 3)],
+            vec![],
+        )
+        .unwrap_err();
         assert!(err.contains("targets"), "{err}");
     }
 }

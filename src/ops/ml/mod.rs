@@ -21,7 +21,10 @@ mod imputer;
 mod linear_classifier;
 mod linear_regressor;
 mod normalizer;
+mod one_hot_encoder;
 mod scaler;
+pub(crate) mod svm_kernel;
+mod svm_regressor;
 #[cfg(test)]
 pub(crate) mod test_node;
 
@@ -50,5 +53,7 @@ pub const TABLE: &[OpDef] = &[
     ml_op!("LinearClassifier", 1, linear_classifier),
     ml_op!("LinearRegressor", 1, linear_regressor),
     ml_op!("Normalizer", 1, normalizer),
+    ml_op!("OneHotEncoder", 1, one_hot_encoder),
     ml_op!("Scaler", 1, scaler),
+    ml_op!("SVMRegressor", 1, svm_regressor),
 ];

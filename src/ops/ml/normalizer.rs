@@ -69,7 +69,10 @@ mod tests {
     fn max_l1_l2_and_zero_rows() {
         let x = Tensor::from_vec(&[2, 2], vec![3i32, -4, 0, 0]).unwrap();
         let get = |n: &str| run("Normalizer", vec![string("norm", n)], vec![x.clone()]).unwrap();
-        assert_eq!(get("MAX")[0].to_f64_vec().unwrap(), vec![1.0, -4.0 / 3.0, 0.0, 0.0]);
+        assert_eq!(
+            get("MAX")[0].to_f64_vec().unwrap(),
+            vec![1.0, -4.0 / 3.0, 0.0, 0.0]
+        );
         assert_eq!(
             get("L1")[0],
             Tensor::from_vec(&[2, 2], vec![3.0f32 / 7.0, -4.0 / 7.0, 0.0, 0.0]).unwrap()

@@ -83,9 +83,10 @@ pub fn run(op: &str, attrs: Vec<AttributeProto>, ins: Vec<Tensor>) -> Result<Vec
     let kernel = builder(&info).map_err(|e| e.to_string())?;
     let vals: Vec<Option<Value>> = ins.into_iter().map(|t| Some(Value::Tensor(t))).collect();
     let refs: Vec<Option<&Value>> = vals.iter().map(|v| v.as_ref()).collect();
-    let mut runner = |_: &crate::runtime::Plan,
-                      _: Vec<(String, Value)>|
-     -> Result<Vec<Value>, KernelError> { Err(KernelError::new("no subgraphs")) };
+    let mut runner =
+        |_: &crate::runtime::Plan, _: Vec<(String, Value)>| -> Result<Vec<Value>, KernelError> {
+            Err(KernelError::new("no subgraphs"))
+        };
     let mut cx = RunCtx {
         runner: &mut runner,
     };
