@@ -61,7 +61,7 @@ impl LinearClassifierAttrs {
             }
             return Ok(k);
         }
-        if c == 0 || self.coefficients.len() % c != 0 {
+        if c == 0 || !self.coefficients.len().is_multiple_of(c) {
             bail!(
                 "attribute 'coefficients' has {} values, not a multiple of the {c} features",
                 self.coefficients.len()

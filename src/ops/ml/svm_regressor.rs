@@ -43,7 +43,7 @@ impl SvmRegressorAttrs {
             );
         }
         let n_supports = n as usize;
-        if n_supports > 0 && support_vectors.len() % n_supports != 0 {
+        if n_supports > 0 && !support_vectors.len().is_multiple_of(n_supports) {
             bail!(
                 "attribute 'support_vectors' has {} values, not a multiple of n_supports ({n_supports})",
                 support_vectors.len()
