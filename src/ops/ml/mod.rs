@@ -12,17 +12,26 @@ mod array_feature_extractor;
 mod binarizer;
 mod cast_map;
 mod dict_vectorizer;
+pub(crate) mod features;
 mod forest;
+pub(crate) mod post_transform;
 mod tree_ensemble;
 mod tree_ensemble_classifier;
 mod tree_ensemble_regressor;
 mod tree_nodes_v3;
 mod zip_map;
-// used by the linear, SVM and tree operators, which land next
-#[allow(dead_code)]
-pub(crate) mod features;
-#[allow(dead_code)]
-pub(crate) mod post_transform;
+// linear models, SVMs and feature transforms
+pub(crate) mod class_labels;
+mod imputer;
+mod linear_classifier;
+mod linear_regressor;
+mod normalizer;
+mod one_hot_encoder;
+mod scaler;
+pub(crate) mod svm_kernel;
+mod svm_regressor;
+#[cfg(test)]
+pub(crate) mod test_node;
 
 use super::OpDef;
 
@@ -50,4 +59,12 @@ pub const TABLE: &[OpDef] = &[
     ml_op!("TreeEnsemble", 5, tree_ensemble),
     ml_op!("TreeEnsembleClassifier", 1, tree_ensemble_classifier),
     ml_op!("TreeEnsembleRegressor", 1, tree_ensemble_regressor),
+    // linear models, SVMs and feature transforms
+    ml_op!("Imputer", 1, imputer),
+    ml_op!("LinearClassifier", 1, linear_classifier),
+    ml_op!("LinearRegressor", 1, linear_regressor),
+    ml_op!("Normalizer", 1, normalizer),
+    ml_op!("OneHotEncoder", 1, one_hot_encoder),
+    ml_op!("Scaler", 1, scaler),
+    ml_op!("SVMRegressor", 1, svm_regressor),
 ];

@@ -1,0 +1,63 @@
+//! The SVM kernel functions (`kernel_type` with `kernel_params` = gamma,
+//! coef0, degree) shared by `SVMClassifier` and `SVMRegressor`.
+
+use crate::bail;
+use crate::ops::Attrs;
+use crate::runtime::KernelError;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SvmKernel {
+    Linear,
+    Poly { gamma: f64, coef0: f64, degree: f64 },
+    Rbf { gamma: f64 },
+    Sigmoid { gamma: f64, coef0: f64 },
+}
+
+impl SvmKernel {
+    /// Decodes `kernel_type` (default LINEAR) and `kernel_params`.
+    pub fn decode(a: &Attrs) -> Result<SvmKernel, KernelError> {
+        let t = a
+            .string_checked("kernel_type")?
+            .unwrap_or_else(|| "LINEAR".into());
+        let p = a.floats_checked("kernel_params")?.unwrap_or_default();
+        if !p.is_empty() && p.len() != 3 {
+            bail!(
+                "attribute 'kernel_params' must hold gamma, coef0 and degree, got {} values",
+                p.len()
+            );
+        }
+        let get = |i: usize| p.get(i).map(|&v| v as f64).unwrap_or(0.0);
+        let (gamma, coef0, degree) = (get(0), get(1), get(2));
+        Ok(match t.as_str() {
+            "LINEAR" => SvmKernel::Linear,
+            "POLY" => SvmKernel::Poly {
+                gamma,
+                coef0,
+                degree,
+            },
+            "RBF" => SvmKernel::Rbf { gamma },
+            "SIGMOID" => SvmKernel::Sigmoid { gamma, coef0 },
+            other => {
+                bail!("attribute 'kernel_type' must be LINEAR, POLY, RBF or SIGMOID, got '{other}'")
+            }
+        })
+    }
+
+    /// The kernel of two feature vectors of the same length.
+    pub fn eval(self, a: &[f64], b: &[f64]) -> f64 {
+        let dot = || a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+        match self {
+            SvmKernel::Linear => dot(),
+            SvmKernel::Poly {
+                gamma,
+                coef0,
+                degree,
+            } => (gamma * dot() + coef0).powf(degree),
+            SvmKernel::Rbf { gamma } => {
+                let d2: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+                (-gamma * d2).exp()
+            }
+            SvmKernel::Sigmoid { gamma, coef0 } => (gamma * dot() + coef0).tanh(),
+        }
+    }
+}

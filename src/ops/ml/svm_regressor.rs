@@ -1,0 +1,141 @@
+//! `SVMRegressor`: `Σ coefficients[j]·K(x, sv_j) + rho` over the support
+//! vectors (or `K(x, coefficients) + rho` without them, the linear form);
+//! `one_class` turns the value into ±1; then `post_transform`. `Y` is
+//! float `[N, 1]`.
+
+use super::features::{row_count, rows};
+use super::post_transform::PostTransform;
+use super::svm_kernel::SvmKernel;
+use crate::bail;
+use crate::expr::Expr;
+use crate::ops::Attrs;
+use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::shape::{InferCtx, ShapeError};
+use crate::tensor::{DataType, Tensor, Value};
+
+struct SvmRegressorAttrs {
+    coefficients: Vec<f64>,
+    support_vectors: Vec<f64>,
+    n_supports: usize,
+    rho: f64,
+    kernel: SvmKernel,
+    one_class: bool,
+    post: PostTransform,
+}
+
+fn floats(a: &Attrs, name: &str) -> Result<Vec<f64>, KernelError> {
+    Ok(a.floats_checked(name)?
+        .unwrap_or_default()
+        .into_iter()
+        .map(f64::from)
+        .collect())
+}
+
+impl SvmRegressorAttrs {
+    fn decode(a: &Attrs) -> Result<Self, KernelError> {
+        let coefficients = floats(a, "coefficients")?;
+        let support_vectors = floats(a, "support_vectors")?;
+        let n = a.int_checked("n_supports")?.unwrap_or(0);
+        if n < 0 || (n > 0 && coefficients.len() != n as usize) {
+            bail!(
+                "attribute 'n_supports' is {n} but 'coefficients' has {} values",
+                coefficients.len()
+            );
+        }
+        let n_supports = n as usize;
+        if n_supports > 0 && !support_vectors.len().is_multiple_of(n_supports) {
+            bail!(
+                "attribute 'support_vectors' has {} values, not a multiple of n_supports ({n_supports})",
+                support_vectors.len()
+            );
+        }
+        let rho = floats(a, "rho")?;
+        Ok(SvmRegressorAttrs {
+            coefficients,
+            support_vectors,
+            n_supports,
+            rho: rho.first().copied().unwrap_or(0.0),
+            kernel: SvmKernel::decode(a)?,
+            one_class: a.int_checked("one_class")?.unwrap_or(0) != 0,
+            post: PostTransform::decode(a)?,
+        })
+    }
+}
+
+pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    SvmRegressorAttrs::decode(&cx.attrs).map_err(|e| ShapeError(e.to_string()))?;
+    let n = row_count(cx, 0);
+    cx.set_tensor(0, DataType::Float, n.map(|n| vec![n, Some(Expr::int(1))]));
+    Ok(())
+}
+
+pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let a = SvmRegressorAttrs::decode(&info.attrs)?;
+    Ok(Box::new(move |_, ins| {
+        let x = rows(tensor_in(ins, 0)?, "X")?;
+        let c = x.c;
+        if a.n_supports > 0 {
+            if a.support_vectors.len() != a.n_supports * c {
+                bail!(
+                    "attribute 'support_vectors' has {} values, expected {} vectors × {c} features",
+                    a.support_vectors.len(),
+                    a.n_supports
+                );
+            }
+        } else if a.coefficients.len() != c {
+            bail!(
+                "attribute 'coefficients' has {} values, expected one per feature ({c}) in the linear form",
+                a.coefficients.len()
+            );
+        }
+        let mut out = Vec::with_capacity(x.n);
+        for i in 0..x.n {
+            let r = x.row(i);
+            let mut s = if a.n_supports > 0 {
+                a.coefficients
+                    .iter()
+                    .enumerate()
+                    .map(|(j, w)| w * a.kernel.eval(r, &a.support_vectors[j * c..(j + 1) * c]))
+                    .sum::<f64>()
+            } else {
+                a.kernel.eval(r, &a.coefficients)
+            } + a.rho;
+            if a.one_class {
+                s = if s > 0.0 { 1.0 } else { -1.0 };
+            }
+            let mut one = [s];
+            a.post.apply(&mut one);
+            out.push(one[0] as f32);
+        }
+        Ok(vec![Value::Tensor(Tensor::from_vec(&[x.n, 1], out)?)])
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::ml::test_node::{floats, int, run, string};
+
+    #[test]
+    fn rbf_support_vectors_and_one_class() {
+        let attrs = vec![
+            floats("coefficients", &[2.0, -1.0]),
+            floats("support_vectors", &[0.0, 0.0, 1.0, 1.0]),
+            int("n_supports", 2),
+            floats("rho", &[0.5]),
+            string("kernel_type", "RBF"),
+            floats("kernel_params", &[1.0, 0.0, 3.0]),
+        ];
+        let x = Tensor::from_vec(&[1, 2], vec![1.0f32, 0.0]).unwrap();
+        let out = run("SVMRegressor", attrs.clone(), vec![x.clone()]).unwrap();
+        let want = 2.0 * (-1.0f64).exp() - (-1.0f64).exp() + 0.5;
+        assert!((out[0].to_f64_vec().unwrap()[0] - want).abs() < 1e-6);
+        let mut oc = attrs.clone();
+        oc.push(int("one_class", 1));
+        let out = run("SVMRegressor", oc, vec![x]).unwrap();
+        assert_eq!(out[0], Tensor::from_vec(&[1, 1], vec![1.0f32]).unwrap());
+        let bad = Tensor::from_vec(&[1, 3], vec![1.0f32, 0.0, 0.0]).unwrap();
+        let err = run("SVMRegressor", attrs, vec![bad]).unwrap_err();
+        assert!(err.contains("support_vectors"), "{err}");
+    }
+}
