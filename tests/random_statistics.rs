@@ -46,7 +46,9 @@ fn run(model: &ModelProto, feed: &HashMap<String, Value>) -> Vec<(String, Value)
         release: true,
         max_values: 0,
     };
-    plan.run(feed.clone(), &opts).expect("the model runs").outputs
+    plan.run(feed.clone(), &opts)
+        .expect("the model runs")
+        .outputs
 }
 
 fn f32s(v: &Value) -> Vec<f32> {
@@ -134,8 +136,13 @@ fn draw_checks_refuse_wrong_dropout_outputs() {
     let tol = Tolerance::default();
     let x = f32s(&feed["x"]);
     let z = bools(&out[1].1);
-    let tensor_f = |v: Vec<f32>| Value::Tensor(Tensor::F32(ArrayD::from_shape_vec(IxDyn(&[n]), v).unwrap()));
-    let tensor_b = |v: Vec<bool>| Value::Tensor(Tensor::Bool(ArrayD::from_shape_vec(IxDyn(&[n]), v).unwrap()));
+    let tensor_f =
+        |v: Vec<f32>| Value::Tensor(Tensor::F32(ArrayD::from_shape_vec(IxDyn(&[n]), v).unwrap()));
+    let tensor_b = |v: Vec<bool>| {
+        Value::Tensor(Tensor::Bool(
+            ArrayD::from_shape_vec(IxDyn(&[n]), v).unwrap(),
+        ))
+    };
 
     // kept values not scaled by 1 / (1 - ratio)
     let unscaled: Vec<f32> = (0..n).map(|i| if z[i] { x[i] } else { 0.0 }).collect();
@@ -182,7 +189,9 @@ fn bernoulli_draws_follow_the_probabilities() {
     let mut feed = HashMap::new();
     feed.insert(
         "p".to_string(),
-        Value::Tensor(Tensor::F32(ArrayD::from_shape_vec(IxDyn(&[n]), p.clone()).unwrap())),
+        Value::Tensor(Tensor::F32(
+            ArrayD::from_shape_vec(IxDyn(&[n]), p.clone()).unwrap(),
+        )),
     );
     let out = run(&model, &feed);
     let y = f32s(&out[0].1);
@@ -198,8 +207,15 @@ fn bernoulli_draws_follow_the_probabilities() {
     }
     let ones: f64 = y.iter().map(|&v| v as f64).sum();
     let mean: f64 = p.iter().map(|&q| q as f64).sum();
-    let sd: f64 = p.iter().map(|&q| (q * (1.0 - q)) as f64).sum::<f64>().sqrt();
-    assert!((ones - mean).abs() <= 4.0 * sd, "{ones} ones, expected about {mean}");
+    let sd: f64 = p
+        .iter()
+        .map(|&q| (q * (1.0 - q)) as f64)
+        .sum::<f64>()
+        .sqrt();
+    assert!(
+        (ones - mean).abs() <= 4.0 * sd,
+        "{ones} ones, expected about {mean}"
+    );
     // the same seed draws the same values
     assert_eq!(f32s(&run(&model, &feed)[0].1), y);
 
@@ -214,6 +230,8 @@ fn bernoulli_draws_follow_the_probabilities() {
     // a value that is no draw of 0 or 1
     let mut half = y.clone();
     half[5] = 0.5;
-    let half = Value::Tensor(Tensor::F32(ArrayD::from_shape_vec(IxDyn(&[n]), half).unwrap()));
+    let half = Value::Tensor(Tensor::F32(
+        ArrayD::from_shape_vec(IxDyn(&[n]), half).unwrap(),
+    ));
     assert!(check(graph, &feed, &[("y".to_string(), half)], &want, &tol).is_err());
 }

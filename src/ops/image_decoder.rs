@@ -11,9 +11,9 @@
 //! is over [`MAX_PIXELS`] or the memory budget is refused before decoding.
 
 use crate::bail;
+use crate::expr::Expr;
 use crate::ops::Attrs;
 use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::expr::Expr;
 use crate::shape::{InferCtx, ShapeError};
 use crate::tensor::{DataType, Tensor, Value};
 use ndarray::{ArrayD, IxDyn};
@@ -100,7 +100,10 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let c = a.pixel_format.channels();
         let out: Vec<u8> = match a.pixel_format {
             PixelFormat::Rgb => rgb,
-            PixelFormat::Bgr => rgb.chunks_exact(3).flat_map(|p| [p[2], p[1], p[0]]).collect(),
+            PixelFormat::Bgr => rgb
+                .chunks_exact(3)
+                .flat_map(|p| [p[2], p[1], p[0]])
+                .collect(),
             PixelFormat::Grayscale => rgb.chunks_exact(3).map(luma).collect(),
         };
         let arr = ArrayD::from_shape_vec(IxDyn(&[h, w, c]), out)?;
@@ -168,7 +171,9 @@ fn is_jpeg2000(b: &[u8]) -> bool {
 fn decode_jpeg2000(bytes: &[u8]) -> Result<(usize, usize, Vec<u8>), KernelError> {
     use hayro_jpeg2000::{ColorSpace, DecodeSettings, DecoderContext, Image};
     let err = |e: hayro_jpeg2000::DecodeError| {
-        KernelError::new(format!("ImageDecoder: cannot decode the JPEG 2000 image: {e}"))
+        KernelError::new(format!(
+            "ImageDecoder: cannot decode the JPEG 2000 image: {e}"
+        ))
     };
     let img = Image::new(bytes, &DecodeSettings::default()).map_err(err)?;
     let (w, h) = (img.width() as usize, img.height() as usize);
@@ -176,7 +181,13 @@ fn decode_jpeg2000(bytes: &[u8]) -> Result<(usize, usize, Vec<u8>), KernelError>
     let nc = img.color_space().num_channels() as usize + usize::from(img.has_alpha());
     let gray = matches!(img.color_space(), ColorSpace::Gray);
     let rgb_like = matches!(img.color_space(), ColorSpace::RGB)
-        || matches!(img.color_space(), ColorSpace::Icc { num_channels: 3, .. });
+        || matches!(
+            img.color_space(),
+            ColorSpace::Icc {
+                num_channels: 3,
+                ..
+            }
+        );
     if !gray && !rgb_like {
         bail!(
             "ImageDecoder: JPEG 2000 color space {:?} is not supported (gray or RGB only)",
@@ -193,9 +204,13 @@ fn decode_jpeg2000(bytes: &[u8]) -> Result<(usize, usize, Vec<u8>), KernelError>
         );
     }
     let rgb: Vec<u8> = if gray {
-        data.chunks_exact(nc).flat_map(|p| [p[0], p[0], p[0]]).collect()
+        data.chunks_exact(nc)
+            .flat_map(|p| [p[0], p[0], p[0]])
+            .collect()
     } else {
-        data.chunks_exact(nc).flat_map(|p| [p[0], p[1], p[2]]).collect()
+        data.chunks_exact(nc)
+            .flat_map(|p| [p[0], p[1], p[2]])
+            .collect()
     };
     Ok((h, w, rgb))
 }

@@ -48,7 +48,7 @@ fn nums(t: &Tensor) -> Option<Vec<f64>> {
     }
 }
 
-fn tensor<'v>(v: Option<&'v Value>) -> Option<&'v Tensor> {
+fn tensor(v: Option<&Value>) -> Option<&Tensor> {
     match v {
         Some(Value::Tensor(t)) => Some(t),
         _ => None,
@@ -145,7 +145,9 @@ fn check_bernoulli(
 ) -> Result<Option<String>, String> {
     let (Some(p), Some(y)) = (
         n.input.first().and_then(|i| tensor(feed.get(i.as_str()))),
-        n.output.first().and_then(|o| tensor(produced.get(o.as_str()).copied())),
+        n.output
+            .first()
+            .and_then(|o| tensor(produced.get(o.as_str()).copied())),
     ) else {
         return Ok(None);
     };
@@ -225,9 +227,7 @@ fn check_dropout(
             Some(m) => {
                 let mi = m.get(i).copied().unwrap_or(0.0) != 0.0;
                 if (mi && !is_kept) || (!mi && !is_dropped) {
-                    return Err(format!(
-                        "Dropout: element {i} is {yi} but its mask is {mi}"
-                    ));
+                    return Err(format!("Dropout: element {i} is {yi} but its mask is {mi}"));
                 }
                 mi
             }
