@@ -313,7 +313,100 @@ def dict_cases():
     yield "dict_vectorizer", onx, {"features": {"height": 180.5, "age": 33.0}}
 
 
-GROUPS = [classifier_cases, regressor_cases, transformer_cases, categorical_cases, dict_cases]
+def handmade_cases():
+    """ai.onnx.ml operators skl2onnx does not emit for the estimators above,
+    built with onnx.helper; onnxruntime still computes the expected values."""
+    from onnx import TensorProto as TP
+    from onnx import helper as h
+
+    def model(nodes, inputs, outputs, ml=1):
+        g = h.make_graph(nodes, "g", inputs, outputs)
+        return h.make_model(
+            g,
+            opset_imports=[h.make_opsetid("", 17), h.make_opsetid("ai.onnx.ml", ml)],
+            ir_version=8,
+        )
+
+    ml = "ai.onnx.ml"
+    yield (
+        "feature_vectorizer",
+        model(
+            [h.make_node("FeatureVectorizer", ["a", "b"], ["y"], domain=ml, inputdimensions=[3, 2])],
+            [
+                h.make_tensor_value_info("a", TP.INT64, [None, 4]),
+                h.make_tensor_value_info("b", TP.INT64, [None, 1]),
+            ],
+            [h.make_tensor_value_info("y", TP.FLOAT, [None, 5])],
+        ),
+        {"a": RNG.integers(-5, 5, size=(3, 4)), "b": RNG.integers(0, 9, size=(3, 1))},
+    )
+    cats = dict(cats_strings=["red", "green", "blue"], cats_int64s=[3, 1, 4])
+    yield (
+        "category_mapper_to_int",
+        model(
+            [h.make_node("CategoryMapper", ["x"], ["y"], domain=ml, default_int64=-7, **cats)],
+            [h.make_tensor_value_info("x", TP.STRING, [None])],
+            [h.make_tensor_value_info("y", TP.INT64, [None])],
+        ),
+        {"x": np.array(["blue", "pink", "red", "green"])},
+    )
+    yield (
+        "category_mapper_to_string",
+        model(
+            [h.make_node("CategoryMapper", ["x"], ["y"], domain=ml, **cats)],
+            [h.make_tensor_value_info("x", TP.INT64, [None, 2])],
+            [h.make_tensor_value_info("y", TP.STRING, [None, 2])],
+        ),
+        {"x": np.array([[3, 2], [4, 1]], dtype=np.int64)},
+    )
+    yield (
+        "scaler_int64_input",
+        model(
+            [h.make_node("Scaler", ["x"], ["y"], domain=ml, offset=[1.0, -2.0], scale=[0.5, 3.0])],
+            [h.make_tensor_value_info("x", TP.INT64, [None, 2])],
+            [h.make_tensor_value_info("y", TP.FLOAT, [None, 2])],
+        ),
+        {"x": np.array([[1, 2], [7, -3]], dtype=np.int64)},
+    )
+    yield (
+        "normalizer_double_input",
+        model(
+            [h.make_node("Normalizer", ["x"], ["y"], domain=ml, norm="L2")],
+            [h.make_tensor_value_info("x", TP.DOUBLE, [None, 3])],
+            [h.make_tensor_value_info("y", TP.FLOAT, [None, 3])],
+        ),
+        {"x": RNG.normal(size=(4, 3))},
+    )
+    yield (
+        "label_encoder_v2_int_to_float",
+        model(
+            [h.make_node("LabelEncoder", ["x"], ["y"], domain=ml, keys_int64s=[1, 2, 3], values_floats=[0.5, 1.5, 2.5], default_float=-1.0)],
+            [h.make_tensor_value_info("x", TP.INT64, [None])],
+            [h.make_tensor_value_info("y", TP.FLOAT, [None])],
+            ml=2,
+        ),
+        {"x": np.array([3, 1, 9, 2], dtype=np.int64)},
+    )
+    yield (
+        "label_encoder_v4_tensors",
+        model(
+            [
+                h.make_node(
+                    "LabelEncoder", ["x"], ["y"], domain=ml,
+                    keys_tensor=numpy_helper.from_array(np.array([15, 25], dtype=np.int64)),
+                    values_tensor=numpy_helper.from_array(np.array([1.5, 2.5], dtype=np.float64)),
+                    default_tensor=numpy_helper.from_array(np.array([-1.0], dtype=np.float64)),
+                )
+            ],
+            [h.make_tensor_value_info("x", TP.INT64, [None])],
+            [h.make_tensor_value_info("y", TP.DOUBLE, [None])],
+            ml=4,
+        ),
+        {"x": np.array([25, 0, 15], dtype=np.int64)},
+    )
+
+
+GROUPS = [classifier_cases, regressor_cases, transformer_cases, categorical_cases, dict_cases, handmade_cases]
 
 
 def main():

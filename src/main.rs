@@ -104,6 +104,8 @@ fn run_test(args: &[String]) -> ExitCode {
         if !json {
             let line = if r.passed {
                 format!("ok {}", r.name)
+            } else if r.skipped {
+                format!("skip {}: {}", r.name, r.reason.replace('\n', " "))
             } else {
                 format!("FAIL {}: {}", r.name, r.reason.replace('\n', " "))
             };
@@ -113,13 +115,21 @@ fn run_test(args: &[String]) -> ExitCode {
         results.push(r);
     }
     bar.finish_and_clear();
-    let failed = results.iter().filter(|r| !r.passed).count();
+    let failed = results.iter().filter(|r| !r.passed && !r.skipped).count();
+    let skipped = results.iter().filter(|r| r.skipped).count();
     if json {
         out(&serde_json::to_string_pretty(&results).unwrap_or_default());
     } else {
+        // ", K skipped" only when something was skipped: the last line
+        // stays `N passed, M failed` otherwise (SPEC §7)
+        let tail = if skipped > 0 {
+            format!(", {skipped} skipped")
+        } else {
+            String::new()
+        };
         out(&format!(
-            "{} passed, {} failed",
-            results.len() - failed,
+            "{} passed, {} failed{tail}",
+            results.len() - failed - skipped,
             failed
         ));
     }

@@ -1,6 +1,6 @@
 //! Recurrent network and image operators.
 
-use super::OpDef;
+use super::{image_decoder, OpDef};
 use crate::runtime::kernels::{image as ki, rnn as kr};
 use crate::shape::rules::misc as s;
 
@@ -14,5 +14,6 @@ pub const TABLE: &[OpDef] = &[
     OpDef { domain: "", op_type: "NonMaxSuppression", since: 1, shape: Some(s::non_max_suppression), kernel: Some(ki::non_max_suppression) },
     OpDef { domain: "", op_type: "RoiAlign", since: 1, shape: Some(s::roi_align), kernel: Some(ki::roi_align) },
     OpDef { domain: "", op_type: "GridSample", since: 1, shape: Some(s::grid_sample), kernel: Some(ki::grid_sample) },
+    OpDef { domain: "", op_type: "ImageDecoder", since: 20, shape: Some(image_decoder::shape), kernel: Some(image_decoder::kernel) },
     OpDef { domain: "", op_type: "AffineGrid", since: 1, shape: Some(s::affine_grid), kernel: Some(ki::affine_grid) },
 ];

@@ -11,6 +11,7 @@ mod attrs;
 mod control;
 mod elementwise;
 mod extra;
+mod image_decoder;
 mod linalg;
 mod manip;
 mod misc;

@@ -34,8 +34,17 @@ impl Default for Tolerance {
 pub struct CaseResult {
     pub name: String,
     pub passed: bool,
-    /// Why it failed (empty when it passed).
+    /// Not compared: the expected values are random draws (see
+    /// [`super::random_draws`]); what could be checked was, and held.
+    pub skipped: bool,
+    /// Why it failed or was skipped (empty when it passed).
     pub reason: String,
+}
+
+/// How a case ended, before it becomes a [`CaseResult`].
+enum Outcome {
+    Passed,
+    Skipped(String),
 }
 
 /// The case folders under the given paths (a case folder itself, or a
@@ -85,14 +94,22 @@ pub fn run_case(dir: &Path, tol: &Tolerance) -> CaseResult {
         Err(format!("internal error: {what} (a bug in onnx-light)"))
     });
     match result {
-        Ok(()) => CaseResult {
+        Ok(Outcome::Passed) => CaseResult {
             name,
             passed: true,
+            skipped: false,
             reason: String::new(),
+        },
+        Ok(Outcome::Skipped(reason)) => CaseResult {
+            name,
+            passed: false,
+            skipped: true,
+            reason,
         },
         Err(reason) => CaseResult {
             name,
             passed: false,
+            skipped: false,
             reason,
         },
     }
@@ -161,15 +178,23 @@ pub fn load_case(dir: &Path) -> Result<(proto::ModelProto, Vec<DataSet>), String
     Ok((model, out))
 }
 
-fn run_case_inner(dir: &Path, tol: &Tolerance) -> Result<(), String> {
+fn run_case_inner(dir: &Path, tol: &Tolerance) -> Result<Outcome, String> {
     let (model, sets) = load_case(dir)?;
     let graph = model.graph.as_ref().ok_or("the model has no graph")?;
     let plan = Plan::new(&model).map_err(|e| e.0)?;
+    let random = !super::random_draws::random_nodes(graph).is_empty();
+    let mut skipped = Vec::new();
     for set in sets {
         let opts = RunOptions {
             events: false,
             release: true,
             max_values: 0,
+        };
+        // a random case keeps its inputs for the checks of its draws
+        let feed = if random {
+            set.inputs.clone()
+        } else {
+            HashMap::new()
         };
         let res = plan.run(set.inputs, &opts).map_err(|e| e.0)?;
         let mut failures = Vec::new();
@@ -181,10 +206,24 @@ fn run_case_inner(dir: &Path, tol: &Tolerance) -> Result<(), String> {
             }
         }
         if !failures.is_empty() {
-            return Err(failures.join("; "));
+            if !random {
+                return Err(failures.join("; "));
+            }
+            match super::random_draws::check(graph, &feed, &res.outputs, &set.outputs, tol) {
+                Ok(what) => skipped.push(what),
+                Err(e) => return Err(format!("{e} (values: {})", failures.join("; "))),
+            }
         }
     }
-    Ok(())
+    if skipped.is_empty() {
+        Ok(Outcome::Passed)
+    } else {
+        Ok(Outcome::Skipped(format!(
+            "{}; checked: {}",
+            super::random_draws::SKIP_REASON,
+            skipped.join("; ")
+        )))
+    }
 }
 
 /// Compares a produced value with the expected one.

@@ -10,6 +10,7 @@ pub mod kernel;
 pub mod kernels;
 pub mod limits;
 mod plan;
+pub mod random_draws;
 pub mod usage;
 
 pub use events::{Event, EventAction, EventKind, EventNode};

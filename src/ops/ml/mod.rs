@@ -11,7 +11,9 @@
 mod array_feature_extractor;
 mod binarizer;
 mod cast_map;
+mod category_mapper;
 mod dict_vectorizer;
+mod feature_vectorizer;
 pub(crate) mod features;
 mod forest;
 pub(crate) mod post_transform;
@@ -54,7 +56,9 @@ pub const TABLE: &[OpDef] = &[
     ml_op!("ArrayFeatureExtractor", 1, array_feature_extractor),
     ml_op!("Binarizer", 1, binarizer),
     ml_op!("CastMap", 1, cast_map),
+    ml_op!("CategoryMapper", 1, category_mapper),
     ml_op!("DictVectorizer", 1, dict_vectorizer),
+    ml_op!("FeatureVectorizer", 1, feature_vectorizer),
     ml_op!("ZipMap", 1, zip_map),
     ml_op!("TreeEnsemble", 5, tree_ensemble),
     ml_op!("TreeEnsembleClassifier", 1, tree_ensemble_classifier),

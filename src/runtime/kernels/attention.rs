@@ -3,7 +3,10 @@
 //! preview FlexAttention.
 //!
 //! Every float kernel computes in f64 and rounds once to the output type, so
-//! float16 / bfloat16 results are as close as the element type allows.
+//! float16 / bfloat16 results are as close as the element type allows;
+//! except Attention on float16 / bfloat16, whose function body computes in
+//! the input type (scale, Q·Kᵀ, bias, softmax and P·V each rounded to T,
+//! with f32 arithmetic inside each step): see [`Narrow`].
 
 use super::nn::{from_f64s, to_f64s};
 use super::norm_axis;
@@ -57,6 +60,71 @@ fn softmax_row(row: &mut [f64]) {
     }
     if sum > 0.0 {
         row.iter_mut().for_each(|x| *x /= sum);
+    }
+}
+
+// ------------------------------------------------------- narrow float steps
+
+/// Step-wise rounding for Attention on float16 / bfloat16, following the
+/// operator's function body: each elementwise step is computed in f32 and
+/// rounded to T; matrix products accumulate in f32 and round once; the
+/// softmax denominator accumulates in f32 for float16 and in T for
+/// bfloat16 (an add of two T values rounds to T).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Narrow {
+    F16,
+    Bf16,
+}
+
+impl Narrow {
+    fn of(d: DataType) -> Option<Narrow> {
+        match d {
+            DataType::Float16 => Some(Narrow::F16),
+            DataType::Bfloat16 => Some(Narrow::Bf16),
+            _ => None,
+        }
+    }
+
+    /// Round an f32 result to T.
+    fn r(self, x: f32) -> f32 {
+        match self {
+            Narrow::F16 => half::f16::from_f32(x).to_f32(),
+            Narrow::Bf16 => half::bf16::from_f32(x).to_f32(),
+        }
+    }
+
+    /// Round an f64 constant straight to T.
+    fn r64(self, x: f64) -> f32 {
+        match self {
+            Narrow::F16 => half::f16::from_f64(x).to_f32(),
+            Narrow::Bf16 => half::bf16::from_f64(x).to_f32(),
+        }
+    }
+
+    /// Softmax over a row of T values, each step rounded to T; a row with
+    /// no finite maximum becomes all zeros.
+    fn softmax_row(self, row: &mut [f64]) {
+        let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        if !m.is_finite() {
+            row.iter_mut().for_each(|x| *x = 0.0);
+            return;
+        }
+        let m = m as f32;
+        let mut acc = 0.0f32;
+        for x in row.iter_mut() {
+            let e = self.r(self.r(*x as f32 - m).exp());
+            acc = match self {
+                Narrow::F16 => acc + e,
+                Narrow::Bf16 => self.r(acc + e),
+            };
+            *x = e as f64;
+        }
+        let mut sum = self.r(acc);
+        if sum == 0.0 {
+            sum = 1.0;
+        }
+        row.iter_mut()
+            .for_each(|x| *x = self.r(*x as f32 / sum) as f64);
     }
 }
 
@@ -240,6 +308,9 @@ pub fn attention(info: &NodeInfo) -> Result<Kernel, KernelError> {
     if !(0..=3).contains(&mode) {
         bail!("Attention: qk_matmul_output_mode must be 0..3, got {mode}");
     }
+    // softmax_precision: float (1) or double (11) computes the softmax in
+    // that wider type; unset, float16 (10) or bfloat16 (16) in T.
+    let softmax_in_t = !matches!(info.attrs.int("softmax_precision"), Some(1) | Some(11));
     let nouts = info.node.output.len();
     let want = |i: usize| info.node.output.get(i).is_some_and(|n| !n.is_empty());
     let (want_present, want_qk) = (want(1) || want(2), want(3));
@@ -318,6 +389,21 @@ pub fn attention(info: &NodeInfo) -> Result<Kernel, KernelError> {
             None => None,
         };
         let scale = scale_attr.unwrap_or(1.0 / (q.d as f64).sqrt());
+        let narrow = Narrow::of(qt.dtype());
+        // In T the function body scales Q and K each by sqrt(scale), rounded.
+        // (The unscaled K is kept for present_key.)
+        let (q, k_scaled) = match narrow {
+            Some(n) => {
+                let st = n.r64(scale.sqrt());
+                let sc = |h: &Heads| Heads {
+                    v: h.v.iter().map(|&x| n.r(x as f32 * st) as f64).collect(),
+                    ..h.clone()
+                };
+                (sc(&q), Some(sc(&k)))
+            }
+            None => (q, None),
+        };
+        let kq = k_scaled.as_ref().unwrap_or(&k);
         let dv = v.d;
         let mut y = vec![0.0; numel(&[q.b, q.h, q.s, dv])?];
         let mut qk = if want_qk {
@@ -340,13 +426,28 @@ pub fn attention(info: &NodeInfo) -> Result<Kernel, KernelError> {
                     let p = offset.saturating_add(i as i64);
                     let out_base = ((b * q.h + h) * q.s + i) * total;
                     for (j, r) in row.iter_mut().enumerate() {
-                        let krow = k.at(b, kh, j);
-                        let mut s = qrow.iter().zip(krow).map(|(a, c)| a * c).sum::<f64>() * scale;
+                        let krow = kq.at(b, kh, j);
+                        let mut s = match narrow {
+                            Some(n) => {
+                                let dot = qrow
+                                    .iter()
+                                    .zip(krow)
+                                    .fold(0.0f32, |acc, (&a, &c)| acc + a as f32 * c as f32);
+                                n.r(dot) as f64
+                            }
+                            None => qrow.iter().zip(krow).map(|(a, c)| a * c).sum::<f64>() * scale,
+                        };
                         if mode == 0 && want_qk {
                             qk[out_base + j] = s;
                         }
                         if softcap > 0.0 {
-                            s = softcap * (s / softcap).tanh();
+                            s = match narrow {
+                                Some(n) => {
+                                    let c = softcap as f32;
+                                    n.r(n.r(n.r(s as f32 / c).tanh()) * c) as f64
+                                }
+                                None => softcap * (s / softcap).tanh(),
+                            };
                         }
                         if mode == 1 && want_qk {
                             qk[out_base + j] = s;
@@ -367,7 +468,12 @@ pub fn attention(info: &NodeInfo) -> Result<Kernel, KernelError> {
                         }
                         if let Some(m) = &mask {
                             match m.get(b, h, i, j) {
-                                Some(bias) => s += bias,
+                                Some(bias) => {
+                                    s = match narrow {
+                                        Some(n) => n.r((s + bias) as f32) as f64,
+                                        None => s + bias,
+                                    }
+                                }
                                 None => allowed = false,
                             }
                         }
@@ -376,17 +482,38 @@ pub fn attention(info: &NodeInfo) -> Result<Kernel, KernelError> {
                             qk[out_base + j] = *r;
                         }
                     }
-                    softmax_row(&mut row);
+                    match narrow {
+                        Some(n) if softmax_in_t => n.softmax_row(&mut row),
+                        _ => softmax_row(&mut row),
+                    }
+                    if let Some(n) = narrow.filter(|_| !softmax_in_t) {
+                        // Softmax in a wider type, cast back to T before P·V.
+                        row.iter_mut().for_each(|x| *x = n.r64(*x) as f64);
+                    }
                     if mode == 3 && want_qk {
                         qk[out_base..out_base + total].copy_from_slice(&row);
                     }
                     let yo = ((b * q.h + h) * q.s + i) * dv;
-                    for (j, &pj) in row.iter().enumerate() {
-                        if pj == 0.0 {
-                            continue;
+                    match narrow {
+                        Some(n) => {
+                            for (c, yv) in y[yo..yo + dv].iter_mut().enumerate() {
+                                let mut acc = 0.0f32;
+                                for (j, &pj) in row.iter().enumerate() {
+                                    let vj = v.at(b, kh, j).get(c).copied().unwrap_or(0.0);
+                                    acc += pj as f32 * vj as f32;
+                                }
+                                *yv = n.r(acc) as f64;
+                            }
                         }
-                        for (yv, vv) in y[yo..yo + dv].iter_mut().zip(v.at(b, kh, j)) {
-                            *yv += pj * vv;
+                        None => {
+                            for (j, &pj) in row.iter().enumerate() {
+                                if pj == 0.0 {
+                                    continue;
+                                }
+                                for (yv, vv) in y[yo..yo + dv].iter_mut().zip(v.at(b, kh, j)) {
+                                    *yv += pj * vv;
+                                }
+                            }
                         }
                     }
                 }

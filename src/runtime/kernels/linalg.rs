@@ -34,7 +34,34 @@ macro_rules! gemm_loop {
         }
     )*};
 }
-gemm_loop!(i8, i16, i32, i64, u8, u16, u32, u64, half::f16, half::bf16);
+gemm_loop!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+/// float16 / bfloat16: products accumulate in f32 and each result is
+/// rounded to the type once (as numpy and onnxruntime do), not after
+/// every addition.
+macro_rules! gemm_half {
+    ($($t:ty),*) => {$(
+        impl Gemm for $t {
+            fn gemm(m: usize, k: usize, n: usize, a: &[Self], b: &[Self], c: &mut [Self]) {
+                let bf: Vec<f32> = b.iter().map(|v| v.to_f32()).collect();
+                let mut acc = vec![0.0f32; n];
+                for i in 0..m {
+                    acc.iter_mut().for_each(|v| *v = 0.0);
+                    for p in 0..k {
+                        let x = a[i * k + p].to_f32();
+                        for (o, &y) in acc.iter_mut().zip(&bf[p * n..(p + 1) * n]) {
+                            *o += x * y;
+                        }
+                    }
+                    for (o, &v) in c[i * n..(i + 1) * n].iter_mut().zip(&acc) {
+                        *o = <$t>::from_f32(v);
+                    }
+                }
+            }
+        }
+    )*};
+}
+gemm_half!(half::f16, half::bf16);
 
 impl Gemm for f32 {
     fn gemm(m: usize, k: usize, n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
@@ -706,6 +733,20 @@ pub fn einsum(info: &NodeInfo) -> Result<Kernel, KernelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn half_matmul_accumulates_in_f32() {
+        // 1 + 8 * 2^-9 = 1 + 2^-6 is a bfloat16, but 1 + 2^-9 rounds back
+        // to 1: a sum rounded after each addition would stay at 1
+        let a: Vec<half::bf16> = std::iter::once(1.0)
+            .chain(std::iter::repeat_n(1.0 / 512.0, 8))
+            .map(half::bf16::from_f32)
+            .collect();
+        let b = vec![half::bf16::ONE; 9];
+        let mut c = vec![half::bf16::ZERO; 1];
+        half::bf16::gemm(1, 9, 1, &a, &b, &mut c);
+        assert_eq!(c[0].to_f32(), 1.0 + 1.0 / 64.0);
+    }
 
     fn run(eq: &str, ts: &[Tensor]) -> Tensor {
         let refs: Vec<&Tensor> = ts.iter().collect();
