@@ -90,3 +90,8 @@ fn save_convert() {
     let plain = std::fs::read_to_string(t.join("save_convert_dense.txt")).expect("text model");
     assert!(plain.contains("float[4,6] W = {0.1, -0.2"), "{plain}");
 }
+
+#[test]
+fn ml_tour() {
+    transcript("ml_tour", &[]);
+}
