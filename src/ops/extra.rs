@@ -1,6 +1,5 @@
 //! The remaining operators: losses, signal processing, strings, and
-//! miscellaneous default-domain and training operators, and the
-//! ai.onnx.ml LabelEncoder.
+//! miscellaneous default-domain and training operators.
 
 use super::OpDef;
 use crate::runtime::kernels::{loss as kl, misc2 as km, signal as ks, strings as kt};
@@ -31,6 +30,5 @@ pub const TABLE: &[OpDef] = &[
     OpDef { domain: "", op_type: "StringSplit", since: 1, shape: Some(s::string_split), kernel: Some(kt::string_split) },
     OpDef { domain: "", op_type: "RegexFullMatch", since: 1, shape: Some(s::regex_full_match), kernel: Some(kt::regex_full_match) },
     OpDef { domain: "", op_type: "TfIdfVectorizer", since: 1, shape: Some(s::tfidf_vectorizer), kernel: Some(kt::tfidf_vectorizer) },
-    OpDef { domain: "ai.onnx.ml", op_type: "LabelEncoder", since: 1, shape: Some(s::label_encoder), kernel: Some(kt::label_encoder) },
     OpDef { domain: "", op_type: "DeformConv", since: 1, shape: Some(s::deform_conv), kernel: Some(km::deform_conv) },
 ];

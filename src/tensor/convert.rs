@@ -524,27 +524,48 @@ fn concat_scalars(parts: &[Tensor], n: usize) -> Result<Tensor, TensorError> {
     if let [only] = parts {
         return only.reshape(&[n]);
     }
-    fn join<T: Elem>(parts: &[Tensor], n: usize) -> Option<Tensor> {
-        let mut flat = Vec::with_capacity(n);
+    concat_flat(parts)
+}
+
+/// The elements of `parts` (all of one element type, any shapes), in order,
+/// as one rank-1 tensor.
+pub fn concat_flat(parts: &[Tensor]) -> Result<Tensor, TensorError> {
+    fn join<T: Elem>(parts: &[Tensor]) -> Option<Tensor> {
+        let mut flat = Vec::new();
         for p in parts {
             flat.extend(T::view(p)?.iter().cloned());
         }
+        let n = flat.len();
         Tensor::from_vec(&[n], flat).ok()
     }
-    let joined = match first.dtype() {
-        DataType::Float => join::<f32>(parts, n),
-        DataType::Double => join::<f64>(parts, n),
-        DataType::Int64 => join::<i64>(parts, n),
-        DataType::Int32 => join::<i32>(parts, n),
-        DataType::String => join::<String>(parts, n),
-        DataType::Bool => join::<bool>(parts, n),
-        other => {
-            return Err(TensorError::new(format!(
-                "map values of type {other} are not supported"
-            )))
-        }
+    let Some(first) = parts.first() else {
+        return Err(TensorError::new("nothing to concatenate"));
     };
-    joined.ok_or_else(|| TensorError::new("map values do not fit their type"))
+    if let Some(t) = parts.iter().find(|t| t.dtype() != first.dtype()) {
+        return Err(TensorError::new(format!(
+            "cannot join {} and {} elements",
+            first.dtype(),
+            t.dtype()
+        )));
+    }
+    let joined = match first {
+        Tensor::F32(_) => join::<f32>(parts),
+        Tensor::F64(_) => join::<f64>(parts),
+        Tensor::F16(_) => join::<half::f16>(parts),
+        Tensor::BF16(_) => join::<half::bf16>(parts),
+        Tensor::I8(_) => join::<i8>(parts),
+        Tensor::I16(_) => join::<i16>(parts),
+        Tensor::I32(_) => join::<i32>(parts),
+        Tensor::I64(_) => join::<i64>(parts),
+        Tensor::U8(_) => join::<u8>(parts),
+        Tensor::U16(_) => join::<u16>(parts),
+        Tensor::U32(_) => join::<u32>(parts),
+        Tensor::U64(_) => join::<u64>(parts),
+        Tensor::Bool(_) => join::<bool>(parts),
+        Tensor::Str(_) => join::<String>(parts),
+        Tensor::Small { .. } => None,
+    };
+    joined.ok_or_else(|| TensorError::new(format!("cannot join {} elements", first.dtype())))
 }
 
 pub fn optional_from_proto(o: &OptionalProto) -> Result<Value, TensorError> {

@@ -12,8 +12,8 @@ mod scalar;
 mod stats;
 
 pub use convert::{
-    from_proto, map_from_proto, optional_from_proto, raw_to_typed, sequence_from_proto, to_proto,
-    value_from_pb_bytes, PbKind, TensorError,
+    concat_flat, from_proto, map_from_proto, optional_from_proto, raw_to_typed,
+    sequence_from_proto, to_proto, value_from_pb_bytes, PbKind, TensorError,
 };
 pub use dtype::DataType;
 pub use npy::{read_npy, write_npy};

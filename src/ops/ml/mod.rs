@@ -25,6 +25,7 @@ mod zip_map;
 // linear models, SVMs and feature transforms
 pub(crate) mod class_labels;
 mod imputer;
+mod label_encoder;
 mod linear_classifier;
 mod linear_regressor;
 mod normalizer;
@@ -65,6 +66,7 @@ pub const TABLE: &[OpDef] = &[
     ml_op!("TreeEnsembleRegressor", 1, tree_ensemble_regressor),
     // linear models, SVMs and feature transforms
     ml_op!("Imputer", 1, imputer),
+    ml_op!("LabelEncoder", 1, label_encoder),
     ml_op!("LinearClassifier", 1, linear_classifier),
     ml_op!("LinearRegressor", 1, linear_regressor),
     ml_op!("Normalizer", 1, normalizer),

@@ -1,8 +1,8 @@
-//! String kernels (StringConcat, StringSplit, RegexFullMatch), the text
-//! featuriser TfIdfVectorizer and ai.onnx.ml LabelEncoder.
+//! String kernels (StringConcat, StringSplit, RegexFullMatch) and the text
+//! featuriser TfIdfVectorizer.
 
 use super::broadcast_shapes;
-use super::misc2::{f64_of, float_of, num_from_f64};
+use super::misc2::{f64_of, float_of};
 use crate::bail;
 use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};
@@ -95,7 +95,7 @@ pub fn regex_full_match(info: &NodeInfo) -> Result<Kernel, KernelError> {
     }))
 }
 
-/// A token of TfIdfVectorizer / key of LabelEncoder.
+/// A token of TfIdfVectorizer.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Key {
     Int(i64),
@@ -250,91 +250,6 @@ pub fn tfidf_vectorizer(info: &NodeInfo) -> Result<Kernel, KernelError> {
             &out_shape,
             out,
         )?)])
-    }))
-}
-
-fn attr_tensor(info: &NodeInfo, name: &str) -> Result<Option<Tensor>, KernelError> {
-    match info.attrs.tensor(name) {
-        Some(p) => Ok(Some(crate::tensor::from_proto(p)?)),
-        None => Ok(None),
-    }
-}
-
-pub fn label_encoder(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let a = &info.attrs;
-    let keys: Vec<Key> = if let Some(k) = a.strings("keys_strings") {
-        k.into_iter().map(Key::Str).collect()
-    } else if let Some(k) = a.ints("keys_int64s") {
-        k.into_iter().map(Key::Int).collect()
-    } else if let Some(k) = a.floats("keys_floats") {
-        k.into_iter().map(|v| float_key(v as f64)).collect()
-    } else if let Some(t) = attr_tensor(info, "keys_tensor")? {
-        keys_of(&t)?
-    } else {
-        bail!("LabelEncoder needs keys");
-    };
-    // Values as a tensor of the output type.
-    let values: Tensor = if let Some(v) = a.strings("values_strings") {
-        Tensor::from_vec(&[v.len()], v)?
-    } else if let Some(v) = a.ints("values_int64s") {
-        Tensor::from_vec(&[v.len()], v)?
-    } else if let Some(v) = a.floats("values_floats") {
-        Tensor::from_vec(&[v.len()], v)?
-    } else if let Some(t) = attr_tensor(info, "values_tensor")? {
-        t
-    } else {
-        bail!("LabelEncoder needs values");
-    };
-    if values.len() != keys.len() {
-        bail!(
-            "LabelEncoder has {} keys and {} values",
-            keys.len(),
-            values.len()
-        );
-    }
-    let dt = values.dtype();
-    let default: Tensor = match attr_tensor(info, "default_tensor")? {
-        Some(t) => t,
-        None => match dt {
-            DataType::String => Tensor::scalar(a.string_or("default_string", "_Unused")),
-            DataType::Int64 => Tensor::scalar(a.int_or("default_int64", -1)),
-            DataType::Float => Tensor::scalar(a.float_or("default_float", -0.0)),
-            _ => Tensor::zeros(dt, &[1])?,
-        },
-    };
-    if default.dtype() != dt || default.is_empty() {
-        bail!("default value must be one {dt} element");
-    }
-    let map: HashMap<Key, usize> = keys.into_iter().enumerate().map(|(i, k)| (k, i)).collect();
-    Ok(Box::new(move |_, ins| {
-        let x = tensor_in(ins, 0)?;
-        let ks = keys_of(x)?;
-        let shape = x.shape().to_vec();
-        if dt == DataType::String {
-            let (Some(vals), Some(d)) = (values.string_values(), default.string_values()) else {
-                bail!("internal: string values expected");
-            };
-            let out: Vec<String> = ks
-                .iter()
-                .map(|k| {
-                    map.get(k)
-                        .map_or_else(|| d[0].clone(), |&i| vals[i].clone())
-                })
-                .collect();
-            return Ok(vec![Value::Tensor(Tensor::from_vec(&shape, out)?)]);
-        }
-        let vals = f64_of(&values, "values")?;
-        let d = f64_of(&default, "default")?[0];
-        let out: Vec<f64> = ks
-            .iter()
-            .map(|k| map.get(k).map_or(d, |&i| vals[i]))
-            .collect();
-        let t = if dt.is_float() {
-            float_of(dt, &shape, out)?
-        } else {
-            num_from_f64(dt, &shape, out)?
-        };
-        Ok(vec![Value::Tensor(t)])
     }))
 }
 

@@ -1,6 +1,6 @@
 //! Rules for the remaining operators: losses, signal processing, strings,
 //! CumProd, BitCast, CenterCropPad, Det, MaxUnpool, AffineGrid, Col2Im,
-//! training optimisers and ai.onnx.ml operators.
+//! and training optimisers.
 
 use super::norm_axis;
 use crate::expr::Expr;
@@ -338,23 +338,6 @@ pub fn tfidf_vectorizer(cx: &mut InferCtx) -> Result<(), ShapeError> {
         o
     });
     cx.set_tensor(0, DataType::Float, out);
-    Ok(())
-}
-
-pub fn label_encoder(cx: &mut InferCtx) -> Result<(), ShapeError> {
-    let dt = if cx.attrs.has("values_strings") {
-        DataType::String
-    } else if cx.attrs.has("values_int64s") {
-        DataType::Int64
-    } else if cx.attrs.has("values_floats") {
-        DataType::Float
-    } else if let Some(t) = cx.attrs.tensor("values_tensor") {
-        DataType::from_code(t.data_type()).unwrap_or(DataType::Undefined)
-    } else {
-        DataType::Undefined
-    };
-    let s = shape_of(cx, 0);
-    cx.set_tensor(0, dt, s);
     Ok(())
 }
 
