@@ -60,4 +60,37 @@ impl SvmKernel {
             SvmKernel::Sigmoid { gamma, coef0 } => (gamma * dot() + coef0).tanh(),
         }
     }
+
+    /// The kernel in single precision, as onnxruntime computes it: the dot
+    /// product (or squared distance) summed in f32 in feature order, then
+    /// `gamma·dot + coef0` for POLY and SIGMOID, a power of 2 or 3 by
+    /// multiplication, `exp(-gamma·d²)` for RBF.
+    pub fn eval_f32(self, a: &[f32], b: &[f32]) -> f32 {
+        let dot = || a.iter().zip(b).fold(0.0f32, |s, (x, y)| s + x * y);
+        match self {
+            SvmKernel::Linear => dot(),
+            SvmKernel::Poly {
+                gamma,
+                coef0,
+                degree,
+            } => {
+                let v = gamma as f32 * dot() + coef0 as f32;
+                if degree == 2.0 {
+                    v * v
+                } else if degree == 3.0 {
+                    v * v * v
+                } else {
+                    v.powf(degree as f32)
+                }
+            }
+            SvmKernel::Rbf { gamma } => {
+                let d2 = a.iter().zip(b).fold(0.0f32, |s, (x, y)| {
+                    let d = x - y;
+                    s + d * d
+                });
+                (-(gamma as f32) * d2).exp()
+            }
+            SvmKernel::Sigmoid { gamma, coef0 } => (gamma as f32 * dot() + coef0 as f32).tanh(),
+        }
+    }
 }
