@@ -4,7 +4,8 @@
 //! classes `i < j` a decision value `Σ coef·K(x, sv) + rho`, a vote for `i`
 //! when it is positive, otherwise for `j`; the label is the class with the
 //! most votes (the first on a tie). Without `prob_a`/`prob_b` the scores are
-//! the decision values (two classes: `[-d, d]`); with them, Platt scaling of
+//! the decision values (two classes: `[-d, d]`, `[σ(-d), σ(d)]` with
+//! LOGISTIC, `[1 - d, d]` with SOFTMAX); with them, Platt scaling of
 //! each pair and Wu–Lin–Weng pairwise coupling give one probability per
 //! class. Without support vectors, the linear form: one score
 //! `x·coefficients[c] + rho[0]` per class and the label of the best score.
@@ -272,9 +273,7 @@ fn pairwise_coupling(k: usize, r: &[f32]) -> Vec<f32> {
             }
             pqp += p[i] * qp[i];
         }
-        let max_error = qp
-            .iter()
-            .fold(0.0f32, |m, &v| m.max((v - pqp).abs()));
+        let max_error = qp.iter().fold(0.0f32, |m, &v| m.max((v - pqp).abs()));
         if max_error < eps {
             break;
         }
@@ -342,9 +341,7 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
             let r = &x32[i * c..(i + 1) * c];
             if a.svc() {
                 for (v, kv) in kernels.iter_mut().enumerate() {
-                    *kv = a
-                        .kernel
-                        .eval_f32(r, &a.support_vectors[v * c..(v + 1) * c]);
+                    *kv = a.kernel.eval_f32(r, &a.support_vectors[v * c..(v + 1) * c]);
                 }
                 picks.push(a.decisions(&kernels, &mut decisions));
                 if a.have_proba() {
@@ -353,16 +350,18 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
                     z.extend(p);
                 } else if k == 2 {
                     let d = decisions[0];
+                    // the second column as onnxruntime (1.32) writes it
                     z.extend(match a.post {
                         PostTransform::None => [-d, d],
-                        // onnxruntime transforms the one value and leaves
-                        // the second column unwritten
+                        PostTransform::Logistic => [logistic_f32(-d), logistic_f32(d)],
+                        // onnxruntime transforms the one value and gives
+                        // NaN in the second column
                         PostTransform::Probit => {
                             let mut one = [f64::from(d)];
                             a.post.apply(&mut one);
-                            [one[0] as f32, 0.0]
+                            [one[0] as f32, f32::NAN]
                         }
-                        _ => [1.0 - d, d],
+                        PostTransform::Softmax | PostTransform::SoftmaxZero => [1.0 - d, d],
                     });
                 } else {
                     post_row(a.post, &mut decisions);
@@ -371,9 +370,7 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
             } else {
                 let mut scores: Vec<f32> = (0..k)
                     .map(|cl| {
-                        a.kernel
-                            .eval_f32(r, &a.coefficients[cl * c..(cl + 1) * c])
-                            + a.rho[0]
+                        a.kernel.eval_f32(r, &a.coefficients[cl * c..(cl + 1) * c]) + a.rho[0]
                     })
                     .collect();
                 let mut best = 0;
@@ -406,4 +403,155 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let z = Tensor::from_vec(&[x.n, e], z)?;
         Ok(vec![Value::Tensor(y), Value::Tensor(z)])
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::ml::test_node::{floats, ints, run, string, strings};
+
+    fn close(got: &Tensor, want: &[f64]) {
+        let g = got.to_f64_vec().unwrap();
+        assert_eq!(g.len(), want.len(), "{g:?}");
+        for (g1, w) in g.iter().zip(want) {
+            assert!((g1 - w).abs() <= 1e-6 + 1e-5 * w.abs(), "{g:?} vs {want:?}");
+        }
+    }
+
+    /// Three classes (1, 2 and 1 support vectors), RBF; expected values
+    /// are onnxruntime 1.32's outputs for the same node.
+    fn three_class(extra: Vec<crate::proto::AttributeProto>) -> Result<Vec<Tensor>, String> {
+        let mut attrs = vec![
+            ints("classlabels_ints", &[10, 20, 30]),
+            ints("vectors_per_class", &[1, 2, 1]),
+            floats("support_vectors", &[0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0]),
+            floats(
+                "coefficients",
+                &[0.5, -0.25, 0.75, -1.0, 1.0, 0.5, -0.5, -0.75],
+            ),
+            floats("rho", &[0.1, -0.2, 0.3]),
+            string("kernel_type", "RBF"),
+            floats("kernel_params", &[0.5, 0.0, 3.0]),
+        ];
+        attrs.retain(|a| !extra.iter().any(|e| e.name == a.name));
+        attrs.extend(extra);
+        let x = Tensor::from_vec(&[3, 2], vec![0.2f32, 0.1, 0.9, 0.8, 0.1, 0.9]).unwrap();
+        run("SVMClassifier", attrs, vec![x])
+    }
+
+    #[test]
+    fn multiclass_votes_decisions_and_probabilities_match_onnxruntime() {
+        let out = three_class(vec![]).unwrap();
+        assert_eq!(out[0], Tensor::from_vec(&[3], vec![10i64, 30, 30]).unwrap());
+        assert_eq!(out[1].shape(), &[3, 3]);
+        close(
+            &out[1],
+            &[
+                0.8973505,
+                0.29098535,
+                -0.028864622,
+                0.6518578,
+                -0.6909854,
+                -0.39710367,
+                1.063148,
+                -0.2,
+                -0.47033358,
+            ],
+        );
+        let out = three_class(vec![
+            floats("prob_a", &[-2.0, -1.5, -3.0]),
+            floats("prob_b", &[0.1, -0.2, 0.05]),
+        ])
+        .unwrap();
+        assert_eq!(out[0], Tensor::from_vec(&[3], vec![10i64, 30, 30]).unwrap());
+        close(
+            &out[1],
+            &[
+                0.58445734, 0.14733057, 0.26821214, 0.27855942, 0.12964393, 0.5917967, 0.44275215,
+                0.08233087, 0.47491682,
+            ],
+        );
+        let out = three_class(vec![string("post_transform", "SOFTMAX")]).unwrap();
+        close(
+            &out[1],
+            &[
+                0.5150977, 0.28089795, 0.20400438, 0.620577, 0.16203405, 0.21738899, 0.6673137,
+                0.18869126, 0.143995,
+            ],
+        );
+    }
+
+    fn binary(extra: Vec<crate::proto::AttributeProto>) -> Vec<Tensor> {
+        let mut attrs = vec![
+            ints("classlabels_ints", &[3, 7]),
+            ints("vectors_per_class", &[1, 1]),
+            floats("support_vectors", &[1.0, 0.0, 0.0, 1.0]),
+            floats("coefficients", &[1.0, -1.0]),
+            floats("rho", &[0.5]),
+            floats("kernel_params", &[0.0, 0.0, 0.0]),
+        ];
+        attrs.extend(extra);
+        let x = Tensor::from_vec(&[2, 2], vec![2.0f32, 1.0, 0.0, 3.0]).unwrap();
+        run("SVMClassifier", attrs, vec![x]).unwrap()
+    }
+
+    #[test]
+    fn binary_scores_follow_onnxruntime_per_post_transform() {
+        // decision values 1.5 and -2.5: a positive one votes for class 0
+        let labels = Tensor::from_vec(&[2], vec![3i64, 7]).unwrap();
+        let out = binary(vec![]);
+        assert_eq!(out[0], labels);
+        close(&out[1], &[-1.5, 1.5, 2.5, -2.5]);
+        let out = binary(vec![string("post_transform", "LOGISTIC")]);
+        close(&out[1], &[0.18242556, 0.81757444, 0.9241418, 0.075858176]);
+        let out = binary(vec![string("post_transform", "SOFTMAX")]);
+        close(&out[1], &[-0.5, 1.5, 3.5, -2.5]);
+        let out = binary(vec![floats("prob_a", &[-2.0]), floats("prob_b", &[0.1])]);
+        assert_eq!(out[0], labels);
+        close(&out[1], &[0.94570845, 0.054291647, 0.006059561, 0.9939404]);
+    }
+
+    #[test]
+    fn linear_form_and_string_labels() {
+        let attrs = vec![
+            strings("classlabels_strings", &["a", "b", "c"]),
+            floats("coefficients", &[1.0, 0.0, 0.0, 1.0, -1.0, -1.0]),
+            floats("rho", &[0.25]),
+        ];
+        let x = Tensor::from_vec(&[2, 2], vec![-1.0f32, 2.0, 3.0, 1.0]).unwrap();
+        let out = run("SVMClassifier", attrs, vec![x]).unwrap();
+        let want: Vec<String> = vec!["b".into(), "a".into()];
+        assert_eq!(out[0], Tensor::from_vec(&[2], want).unwrap());
+        close(&out[1], &[-0.75, 2.25, -0.75, 3.25, 1.25, -3.75]);
+        // two classes with all-positive weights: class 1 once a score is ≥ 0.5
+        let attrs = vec![
+            ints("classlabels_ints", &[4, 5]),
+            floats("coefficients", &[0.5, 0.0, 0.25, 0.5]),
+            floats("rho", &[0.1]),
+        ];
+        let x = Tensor::from_vec(&[2, 2], vec![0.2f32, 0.2, 1.0, 1.0]).unwrap();
+        let out = run("SVMClassifier", attrs, vec![x]).unwrap();
+        assert_eq!(out[0], Tensor::from_vec(&[2], vec![5i64, 5]).unwrap());
+        close(&out[1], &[0.2, 0.25, 0.6, 0.85]);
+    }
+
+    #[test]
+    fn bad_attributes_and_inputs_are_errors() {
+        let err = three_class(vec![ints("vectors_per_class", &[1, 3])]).unwrap_err();
+        assert!(err.contains("vectors_per_class"), "{err}");
+        let err = three_class(vec![floats("prob_a", &[1.0])]).unwrap_err();
+        assert!(err.contains("prob_b"), "{err}");
+        let err = three_class(vec![floats("rho", &[0.0])]).unwrap_err();
+        assert!(err.contains("rho"), "{err}");
+        let attrs = vec![
+            ints("classlabels_ints", &[3, 7]),
+            ints("vectors_per_class", &[1, 1]),
+            floats("support_vectors", &[1.0, 0.0, 0.0, 1.0]),
+            floats("coefficients", &[1.0, -1.0]),
+            floats("rho", &[0.5]),
+        ];
+        let x = Tensor::from_vec(&[1, 3], vec![1.0f32, 2.0, 3.0]).unwrap();
+        let err = run("SVMClassifier", attrs, vec![x]).unwrap_err();
+        assert!(err.contains("features"), "{err}");
+    }
 }

@@ -43,24 +43,6 @@ impl SvmKernel {
         })
     }
 
-    /// The kernel of two feature vectors of the same length.
-    pub fn eval(self, a: &[f64], b: &[f64]) -> f64 {
-        let dot = || a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
-        match self {
-            SvmKernel::Linear => dot(),
-            SvmKernel::Poly {
-                gamma,
-                coef0,
-                degree,
-            } => (gamma * dot() + coef0).powf(degree),
-            SvmKernel::Rbf { gamma } => {
-                let d2: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
-                (-gamma * d2).exp()
-            }
-            SvmKernel::Sigmoid { gamma, coef0 } => (gamma * dot() + coef0).tanh(),
-        }
-    }
-
     /// The kernel in single precision, as onnxruntime computes it: the dot
     /// product (or squared distance) summed in f32 in feature order, then
     /// `gamma·dot + coef0` for POLY and SIGMOID, a power of 2 or 3 by
