@@ -31,6 +31,7 @@ mod linear_regressor;
 mod normalizer;
 mod one_hot_encoder;
 mod scaler;
+mod svm_classifier;
 pub(crate) mod svm_kernel;
 mod svm_regressor;
 #[cfg(test)]
@@ -72,5 +73,6 @@ pub const TABLE: &[OpDef] = &[
     ml_op!("Normalizer", 1, normalizer),
     ml_op!("OneHotEncoder", 1, one_hot_encoder),
     ml_op!("Scaler", 1, scaler),
+    ml_op!("SVMClassifier", 1, svm_classifier),
     ml_op!("SVMRegressor", 1, svm_regressor),
 ];

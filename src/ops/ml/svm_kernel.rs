@@ -43,21 +43,36 @@ impl SvmKernel {
         })
     }
 
-    /// The kernel of two feature vectors of the same length.
-    pub fn eval(self, a: &[f64], b: &[f64]) -> f64 {
-        let dot = || a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+    /// The kernel in single precision, as onnxruntime computes it: the dot
+    /// product (or squared distance) summed in f32 in feature order, then
+    /// `gamma·dot + coef0` for POLY and SIGMOID, a power of 2 or 3 by
+    /// multiplication, `exp(-gamma·d²)` for RBF.
+    pub fn eval_f32(self, a: &[f32], b: &[f32]) -> f32 {
+        let dot = || a.iter().zip(b).fold(0.0f32, |s, (x, y)| s + x * y);
         match self {
             SvmKernel::Linear => dot(),
             SvmKernel::Poly {
                 gamma,
                 coef0,
                 degree,
-            } => (gamma * dot() + coef0).powf(degree),
-            SvmKernel::Rbf { gamma } => {
-                let d2: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
-                (-gamma * d2).exp()
+            } => {
+                let v = gamma as f32 * dot() + coef0 as f32;
+                if degree == 2.0 {
+                    v * v
+                } else if degree == 3.0 {
+                    v * v * v
+                } else {
+                    v.powf(degree as f32)
+                }
             }
-            SvmKernel::Sigmoid { gamma, coef0 } => (gamma * dot() + coef0).tanh(),
+            SvmKernel::Rbf { gamma } => {
+                let d2 = a.iter().zip(b).fold(0.0f32, |s, (x, y)| {
+                    let d = x - y;
+                    s + d * d
+                });
+                (-(gamma as f32) * d2).exp()
+            }
+            SvmKernel::Sigmoid { gamma, coef0 } => (gamma as f32 * dot() + coef0 as f32).tanh(),
         }
     }
 }

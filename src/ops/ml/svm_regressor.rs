@@ -14,21 +14,17 @@ use crate::shape::{InferCtx, ShapeError};
 use crate::tensor::{DataType, Tensor, Value};
 
 struct SvmRegressorAttrs {
-    coefficients: Vec<f64>,
-    support_vectors: Vec<f64>,
+    coefficients: Vec<f32>,
+    support_vectors: Vec<f32>,
     n_supports: usize,
-    rho: f64,
+    rho: f32,
     kernel: SvmKernel,
     one_class: bool,
     post: PostTransform,
 }
 
-fn floats(a: &Attrs, name: &str) -> Result<Vec<f64>, KernelError> {
-    Ok(a.floats_checked(name)?
-        .unwrap_or_default()
-        .into_iter()
-        .map(f64::from)
-        .collect())
+fn floats(a: &Attrs, name: &str) -> Result<Vec<f32>, KernelError> {
+    Ok(a.floats_checked(name)?.unwrap_or_default())
 }
 
 impl SvmRegressorAttrs {
@@ -50,12 +46,19 @@ impl SvmRegressorAttrs {
             );
         }
         let rho = floats(a, "rho")?;
+        // the linear form is a plain dot product whatever kernel_type says,
+        // as in onnxruntime
+        let kernel = if n_supports > 0 {
+            SvmKernel::decode(a)?
+        } else {
+            SvmKernel::Linear
+        };
         Ok(SvmRegressorAttrs {
             coefficients,
             support_vectors,
             n_supports,
             rho: rho.first().copied().unwrap_or(0.0),
-            kernel: SvmKernel::decode(a)?,
+            kernel,
             one_class: a.int_checked("one_class")?.unwrap_or(0) != 0,
             post: PostTransform::decode(a)?,
         })
@@ -88,22 +91,23 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 a.coefficients.len()
             );
         }
+        // in f32 as onnxruntime computes it: each kernel value, then the sum
+        // of coefficient × kernel in support-vector order, then rho
+        let x32: Vec<f32> = x.data.iter().map(|&v| v as f32).collect();
         let mut out = Vec::with_capacity(x.n);
         for i in 0..x.n {
-            let r = x.row(i);
+            let r = &x32[i * c..(i + 1) * c];
             let mut s = if a.n_supports > 0 {
-                a.coefficients
-                    .iter()
-                    .enumerate()
-                    .map(|(j, w)| w * a.kernel.eval(r, &a.support_vectors[j * c..(j + 1) * c]))
-                    .sum::<f64>()
+                a.coefficients.iter().enumerate().fold(0.0f32, |s, (j, w)| {
+                    s + w * a.kernel.eval_f32(r, &a.support_vectors[j * c..(j + 1) * c])
+                })
             } else {
-                a.kernel.eval(r, &a.coefficients)
+                a.kernel.eval_f32(r, &a.coefficients)
             } + a.rho;
             if a.one_class {
                 s = if s > 0.0 { 1.0 } else { -1.0 };
             }
-            let mut one = [s];
+            let mut one = [f64::from(s)];
             a.post.apply(&mut one);
             out.push(one[0] as f32);
         }
