@@ -65,7 +65,7 @@ pub fn broadcast_all(shapes: &[&[usize]]) -> Result<Vec<usize>, KernelError> {
     Ok(out)
 }
 
-/// Applies `f` elementwise over two broadcast arrays.
+/// Applies `f` elementwise over two broadcast arrays (of any memory order).
 pub fn zip2<A: Clone, B: Clone, O>(
     a: &ArrayD<A>,
     b: &ArrayD<B>,
@@ -84,8 +84,13 @@ pub fn zip2<A: Clone, B: Clone, O>(
     if b.len() == 1 && b.ndim() <= a.ndim() {
         let y = b.iter().next().cloned().expect("one element");
         let shape = broadcast_shapes(a.shape(), b.shape())?;
-        let m = a.mapv(|x| f(x, y.clone()));
-        return Ok(m.into_shape_with_order(IxDyn(&shape))?);
+        if a.shape() == shape.as_slice() {
+            return Ok(a.mapv(|x| f(x, y.clone())));
+        }
+        // the scalar adds leading axes: build row-major in logical order
+        // (`a` may be column-major, as a Concat along an inner axis leaves it)
+        let v: Vec<O> = a.iter().map(|x| f(x.clone(), y.clone())).collect();
+        return Ok(ArrayD::from_shape_vec(IxDyn(&shape), v)?);
     }
     let shape = broadcast_shapes(a.shape(), b.shape())?;
     let av = a
@@ -142,4 +147,28 @@ pub fn typed<'a, T: Elem>(
 ) -> Result<&'a ArrayD<T>, KernelError> {
     T::view(t)
         .ok_or_else(|| KernelError::new(format!("{what} must be {}, got {}", T::DTYPE, t.dtype())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zip2_takes_column_major_arrays_with_a_scalar_of_lower_rank() {
+        // [2, 3] in column-major order, as a Concat along axis 1 can leave it
+        let a = ArrayD::from_shape_vec(IxDyn(&[3, 2]), vec![1f32, 2., 3., 4., 5., 6.])
+            .unwrap()
+            .reversed_axes();
+        assert!(!a.is_standard_layout());
+        let one = ArrayD::from_elem(IxDyn(&[]), 1f32);
+        let y = zip2(&a, &one, |x, y| x + y).unwrap();
+        assert_eq!(y, a.mapv(|x| x + 1.0));
+        let one = ArrayD::from_elem(IxDyn(&[1, 1, 1]), 1f32);
+        let y = zip2(&a, &one, |x, y| x + y).unwrap();
+        assert_eq!(y.shape(), &[1, 2, 3]);
+        assert_eq!(
+            y.iter().copied().collect::<Vec<_>>(),
+            vec![2., 4., 6., 3., 5., 7.]
+        );
+    }
 }
