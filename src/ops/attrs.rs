@@ -191,6 +191,13 @@ impl<'a> Attrs<'a> {
             .map(|a| a.floats.clone()))
     }
 
+    /// A FLOATS attribute widened to f64 (the ML kernels compute in f64).
+    pub fn floats_f64_checked(&self, name: &str) -> Result<Option<Vec<f64>>, AttrTypeError> {
+        Ok(self
+            .floats_checked(name)?
+            .map(|v| v.into_iter().map(f64::from).collect()))
+    }
+
     pub fn strings_checked(&self, name: &str) -> Result<Option<Vec<String>>, AttrTypeError> {
         Ok(self.checked(name, AttributeType::Strings)?.map(|a| {
             a.strings

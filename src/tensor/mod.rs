@@ -6,6 +6,7 @@ pub mod budget;
 mod cast;
 mod convert;
 mod dtype;
+mod key;
 mod npy;
 mod render;
 mod scalar;
@@ -16,6 +17,7 @@ pub use convert::{
     sequence_from_proto, to_proto, value_from_pb_bytes, PbKind, TensorError,
 };
 pub use dtype::DataType;
+pub use key::Key;
 pub use npy::{read_npy, write_npy};
 pub use render::{
     format_scalar, quote_str, render_map, render_tensor, render_tensor_with, PrintOptions,

@@ -20,11 +20,8 @@ struct ImputerAttrs {
 impl ImputerAttrs {
     fn decode(a: &Attrs) -> Result<Self, KernelError> {
         let floats: Vec<f64> = a
-            .floats_checked("imputed_value_floats")?
-            .unwrap_or_default()
-            .into_iter()
-            .map(f64::from)
-            .collect();
+            .floats_f64_checked("imputed_value_floats")?
+            .unwrap_or_default();
         let ints = a.ints_checked("imputed_value_int64s")?.unwrap_or_default();
         if floats.is_empty() == ints.is_empty() {
             bail!("exactly one of the attributes 'imputed_value_floats' and 'imputed_value_int64s' must be given");

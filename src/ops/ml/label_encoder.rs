@@ -18,42 +18,8 @@ use crate::ops::Attrs;
 use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::runtime::kernels::manip::gather_flat;
 use crate::shape::{InferCtx, ShapeError};
-use crate::tensor::{concat_flat, DataType, Tensor, Value};
+use crate::tensor::{concat_flat, DataType, Key, Tensor, Value};
 use std::collections::HashMap;
-
-/// A key: integer, string, or the bits of a float (NaN normalised, -0 as 0).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum Key {
-    Int(i64),
-    Str(String),
-    Float(u64),
-}
-
-fn float_key(v: f64) -> Key {
-    if v.is_nan() {
-        Key::Float(f64::NAN.to_bits())
-    } else if v == 0.0 {
-        Key::Float(0)
-    } else {
-        Key::Float(v.to_bits())
-    }
-}
-
-fn keys_of(t: &Tensor, what: &str) -> Result<Vec<Key>, KernelError> {
-    Ok(match t {
-        Tensor::Str(a) => a.iter().cloned().map(Key::Str).collect(),
-        t if t.dtype().is_float() => match t.to_f64_vec() {
-            Some(v) => v.into_iter().map(float_key).collect(),
-            None => bail!("{what} must be numeric or strings, got {}", t.dtype()),
-        },
-        t => t
-            .to_i64_vec()
-            .map_err(|_| KernelError::new(format!("{what} cannot be keys: {}", t.dtype())))?
-            .into_iter()
-            .map(Key::Int)
-            .collect(),
-    })
-}
 
 struct LabelEncoderAttrs {
     index: HashMap<Key, usize>,
@@ -94,9 +60,9 @@ impl LabelEncoderAttrs {
             } else if let Some(k) = a.ints_checked("keys_int64s")? {
                 k.into_iter().map(Key::Int).collect()
             } else if let Some(k) = a.floats_checked("keys_floats")? {
-                k.into_iter().map(|v| float_key(v as f64)).collect()
+                k.into_iter().map(|v| Key::float(v as f64)).collect()
             } else if let Some(t) = tensor_attr(a, "keys_tensor")? {
-                keys_of(&t, "attribute 'keys_tensor'")?
+                Key::all_of(&t, "attribute 'keys_tensor'")?
             } else {
                 bail!("one of the attributes 'keys_strings', 'keys_int64s', 'keys_floats', 'keys_tensor' (or 'classes_strings') is required");
             };
@@ -175,7 +141,7 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
             &from_strings
         };
         let missing = a.table.len() - 1;
-        let idx: Vec<usize> = keys_of(x, "X")?
+        let idx: Vec<usize> = Key::all_of(x, "X")?
             .iter()
             .map(|k| a.index.get(k).copied().unwrap_or(missing))
             .collect();

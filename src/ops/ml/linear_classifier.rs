@@ -21,21 +21,11 @@ struct LinearClassifierAttrs {
 
 impl LinearClassifierAttrs {
     fn decode(a: &Attrs) -> Result<Self, KernelError> {
-        let coefficients: Vec<f64> = a
-            .floats_checked("coefficients")?
-            .unwrap_or_default()
-            .into_iter()
-            .map(f64::from)
-            .collect();
+        let coefficients: Vec<f64> = a.floats_f64_checked("coefficients")?.unwrap_or_default();
         if coefficients.is_empty() {
             bail!("attribute 'coefficients' is required and must not be empty");
         }
-        let intercepts = a
-            .floats_checked("intercepts")?
-            .unwrap_or_default()
-            .into_iter()
-            .map(f64::from)
-            .collect();
+        let intercepts = a.floats_f64_checked("intercepts")?.unwrap_or_default();
         let multi_class = a.int_checked("multi_class")?.unwrap_or(0);
         if multi_class != 0 && multi_class != 1 {
             bail!("attribute 'multi_class' must be 0 or 1, got {multi_class}");

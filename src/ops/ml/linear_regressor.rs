@@ -19,18 +19,8 @@ struct LinearRegressorAttrs {
 
 impl LinearRegressorAttrs {
     fn decode(a: &Attrs) -> Result<Self, KernelError> {
-        let coefficients: Vec<f64> = a
-            .floats_checked("coefficients")?
-            .unwrap_or_default()
-            .into_iter()
-            .map(f64::from)
-            .collect();
-        let intercepts: Vec<f64> = a
-            .floats_checked("intercepts")?
-            .unwrap_or_default()
-            .into_iter()
-            .map(f64::from)
-            .collect();
+        let coefficients: Vec<f64> = a.floats_f64_checked("coefficients")?.unwrap_or_default();
+        let intercepts: Vec<f64> = a.floats_f64_checked("intercepts")?.unwrap_or_default();
         let targets = a.int_checked("targets")?.unwrap_or(1);
         if targets < 1 || targets as usize > coefficients.len().max(1) {
             bail!(

@@ -13,11 +13,7 @@ struct ScalerAttrs {
 }
 
 fn floats(a: &Attrs, name: &str) -> Result<Vec<f64>, KernelError> {
-    Ok(a.floats_checked(name)?
-        .unwrap_or_default()
-        .into_iter()
-        .map(f64::from)
-        .collect())
+    Ok(a.floats_f64_checked(name)?.unwrap_or_default())
 }
 
 impl ScalerAttrs {

@@ -2,10 +2,10 @@
 //! featuriser TfIdfVectorizer.
 
 use super::broadcast_shapes;
-use super::misc2::{f64_of, float_of};
+use super::misc2::float_of;
 use crate::bail;
 use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::tensor::{DataType, Tensor, Value};
+use crate::tensor::{DataType, Key, Tensor, Value};
 use ndarray::ArrayD;
 use std::collections::HashMap;
 
@@ -95,33 +95,6 @@ pub fn regex_full_match(info: &NodeInfo) -> Result<Kernel, KernelError> {
     }))
 }
 
-/// A token of TfIdfVectorizer.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum Key {
-    Int(i64),
-    Str(String),
-    /// f64 bits (NaN normalised, -0 as 0).
-    Float(u64),
-}
-
-fn float_key(v: f64) -> Key {
-    if v.is_nan() {
-        Key::Float(f64::NAN.to_bits())
-    } else if v == 0.0 {
-        Key::Float(0)
-    } else {
-        Key::Float(v.to_bits())
-    }
-}
-
-fn keys_of(t: &Tensor) -> Result<Vec<Key>, KernelError> {
-    Ok(match t {
-        Tensor::Str(a) => a.iter().cloned().map(Key::Str).collect(),
-        t if t.dtype().is_float() => f64_of(t, "keys")?.into_iter().map(float_key).collect(),
-        t => t.to_i64_vec()?.into_iter().map(Key::Int).collect(),
-    })
-}
-
 pub fn tfidf_vectorizer(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let a = &info.attrs;
     let min_n = a
@@ -205,7 +178,7 @@ pub fn tfidf_vectorizer(info: &NodeInfo) -> Result<Kernel, KernelError> {
         ) {
             bail!("X must be string, int32 or int64, got {}", x.dtype());
         }
-        let toks = keys_of(x)?;
+        let toks = Key::all_of(x, "keys")?;
         let (rows, len, out_shape) = match x.shape() {
             [c] => (1, *c, vec![width]),
             [n, c] => (*n, *c, vec![*n, width]),
