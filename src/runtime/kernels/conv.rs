@@ -166,6 +166,9 @@ fn conv_f32s(x: &[f32], wt: &[f32], bias: Option<&[f32]>, g: &Geo) -> Vec<f32> {
         pad_begin: &g.w.pad_begin,
         out: &g.w.out,
     };
+    if super::conv_depthwise::applies(&dims) {
+        return super::conv_depthwise::conv(x, wt, bias, &dims);
+    }
     conv_f32::conv(x, wt, bias, &dims).unwrap_or_else(|| conv_core(x, wt, bias, g))
 }
 

@@ -293,10 +293,39 @@ macro_rules! int_ops {
 int_ops!(i8: true, i16: true, i32: true, i64: true, u8: false, u16: false, u32: false, u64: false);
 
 /// Applies `f` to every element of a float tensor (computing through f64).
-pub fn map_float(name: &str, x: &Tensor, f: &dyn Fn(f64) -> f64) -> Result<Tensor, KernelError> {
+/// Elements per parallel chunk of a large f32 map.
+const MAP_CHUNK: usize = 1 << 15;
+
+/// `f` over every element of a float tensor (computed in f64, rounded once).
+/// Monomorphic in `f`, so the loop over a contiguous f32 buffer inlines it;
+/// large buffers are split over the rayon pool.
+pub fn map_float<F: Fn(f64) -> f64 + Sync>(
+    name: &str,
+    x: &Tensor,
+    f: F,
+) -> Result<Tensor, KernelError> {
     Ok(match x {
-        Tensor::F32(a) => Tensor::F32(a.mapv(|v| f(v as f64) as f32)),
-        Tensor::F64(a) => Tensor::F64(a.mapv(f)),
+        Tensor::F32(a) => match a.as_slice() {
+            Some(src) => {
+                let mut out = vec![0f32; src.len()];
+                let run = |o: &mut [f32], s: &[f32]| {
+                    for (o, &v) in o.iter_mut().zip(s) {
+                        *o = f(v as f64) as f32;
+                    }
+                };
+                if src.len() >= 2 * MAP_CHUNK && rayon::current_num_threads() > 1 {
+                    use rayon::prelude::*;
+                    out.par_chunks_mut(MAP_CHUNK)
+                        .zip(src.par_chunks(MAP_CHUNK))
+                        .for_each(|(o, s)| run(o, s));
+                } else {
+                    run(&mut out, src);
+                }
+                Tensor::F32(ArrayD::from_shape_vec(a.raw_dim(), out)?)
+            }
+            None => Tensor::F32(a.mapv(|v| f(v as f64) as f32)),
+        },
+        Tensor::F64(a) => Tensor::F64(a.mapv(&f)),
         Tensor::F16(a) => Tensor::F16(a.mapv(|v| f16::from_f64(f(v.to_f64())))),
         Tensor::BF16(a) => Tensor::BF16(a.mapv(|v| bf16::from_f64(f(v.to_f64())))),
         _ => bail!("{name} does not accept {} (float types only)", x.dtype()),
@@ -445,7 +474,8 @@ float_ops!(
     atanh => f64::atanh,
     erf_op => erf,
     sigmoid => sigmoid_f,
-    hard_swish => |v| v * (v / 6.0 + 0.5).clamp(0.0, 1.0),
+    // the spec: x * max(0, min(1, alpha * x + beta)), alpha = 1/6, beta = 0.5
+    hard_swish => |v| v * (v * (1.0 / 6.0) + 0.5).clamp(0.0, 1.0),
     mish => |v| v * softplus_f(v).tanh(),
     softplus => softplus_f,
     softsign => |v| v / (1.0 + v.abs()),
