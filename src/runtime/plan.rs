@@ -756,7 +756,16 @@ impl Plan {
             }
         }
         let mut outs = Vec::with_capacity(self.outputs.len());
-        for name in &self.outputs {
+        for (oi, name) in self.outputs.iter().enumerate() {
+            // a subgraph's scope ends here: move its outputs out (a name
+            // listed twice is copied for all but its last use); the main
+            // graph keeps its values for `held`
+            if depth > 0 && !self.outputs[oi + 1..].contains(name) {
+                if let Some(v) = values.remove(name) {
+                    outs.push((name.clone(), v));
+                    continue;
+                }
+            }
             let v = values
                 .get(name)
                 .or_else(|| cached.get(name))

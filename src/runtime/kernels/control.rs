@@ -221,7 +221,8 @@ pub fn loop_op(info: &NodeInfo) -> Result<Kernel, KernelError> {
             let mut args = Vec::with_capacity(2 + n_carried);
             args.push(Value::Tensor(Tensor::scalar(i)));
             args.push(Value::Tensor(Tensor::scalar(cond.unwrap_or(true))));
-            args.extend(carried.iter().cloned());
+            // the body's outputs replace every carried value: move them in
+            args.append(&mut carried);
             let outs = cx.run_subgraph(&body, args)?;
             if outs.len() < 1 + n_carried + n_scan {
                 bail!("the Loop body produced {} outputs", outs.len());
@@ -232,9 +233,7 @@ pub fn loop_op(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 let ct = as_tensor(c, "the body's condition")?;
                 cond = Some(bool_scalar(&ct, "the body's condition")?);
             }
-            for slot in carried.iter_mut() {
-                *slot = it.next().expect("length checked");
-            }
+            carried.extend(it.by_ref().take(n_carried));
             for s in scans.iter_mut() {
                 s.push(it.next().expect("length checked"));
             }

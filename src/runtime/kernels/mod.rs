@@ -22,6 +22,7 @@ pub mod rnn;
 pub mod sequence;
 pub mod signal;
 pub mod strings;
+pub mod transpose_tiled;
 
 use super::kernel::KernelError;
 use crate::tensor::Elem;
