@@ -18,6 +18,9 @@ use crate::shape::{InferCtx, ShapeError};
 use crate::tensor::{DataType, Tensor, Value};
 use ndarray::{ArrayD, IxDyn};
 
+#[path = "jpeg_sequential.rs"]
+mod jpeg;
+
 /// Largest accepted image, in pixels (2^28: a 16384 x 16384 image).
 const MAX_PIXELS: u64 = 1 << 28;
 
@@ -135,6 +138,15 @@ fn check_size(w: u64, h: u64) -> Result<(), KernelError> {
 fn decode_rgb8(bytes: &[u8]) -> Result<(usize, usize, Vec<u8>), KernelError> {
     if is_jpeg2000(bytes) {
         return decode_jpeg2000(bytes);
+    }
+    if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        let check = |w: u64, h: u64| check_size(w, h).map_err(|e| e.0);
+        match jpeg::decode(bytes, &check) {
+            Ok(jpeg::Decoded::Rgb(h, w, rgb)) => return Ok((h, w, rgb)),
+            // progressive, CMYK...: the general decoder below
+            Ok(jpeg::Decoded::Unsupported) => {}
+            Err(e) => bail!("ImageDecoder: cannot decode the image: {e}"),
+        }
     }
     let reader = image::ImageReader::new(std::io::Cursor::new(bytes))
         .with_guessed_format()
