@@ -15,4 +15,4 @@ pub mod usage;
 
 pub use events::{Event, EventAction, EventKind, EventNode};
 pub use kernel::{Kernel, KernelBuilder, KernelError, NodeInfo, RunCtx};
-pub use plan::{Plan, PlanError, RunError, RunOptions, RunResult};
+pub use plan::{Plan, PlanError, PlannedNode, RunError, RunOptions, RunResult, ValueObserver};
