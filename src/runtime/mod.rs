@@ -4,6 +4,8 @@
 //! intermediates.
 
 pub mod backend;
+pub mod compare;
+pub mod dump;
 pub mod events;
 mod inline;
 pub mod kernel;
