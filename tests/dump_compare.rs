@@ -68,7 +68,10 @@ fn dump_all_then_compare_against_the_dump_finds_no_divergence() {
     let j = json_of(&out.stdout[start..]);
     assert!(j["first_divergence"].is_null(), "{j}");
     let entries = manifest(&d);
-    let produced = entries.iter().filter(|e| !e["node_index"].is_null()).count();
+    let produced = entries
+        .iter()
+        .filter(|e| !e["node_index"].is_null())
+        .count();
     assert!(produced >= 100, "only {produced} node outputs dumped");
     assert_eq!(j["matched"], produced, "{j}");
 
@@ -90,7 +93,10 @@ fn dump_all_then_compare_against_the_dump_finds_no_divergence() {
         assert!(e["elem_type"].is_string() && e["shape"].is_array(), "{e}");
         if let Some(i) = e["node_index"].as_u64() {
             let n = &g.node[i as usize];
-            assert!(n.output.iter().any(|o| o == name), "node {i} does not write {name}");
+            assert!(
+                n.output.iter().any(|o| o == name),
+                "node {i} does not write {name}"
+            );
         }
     }
     // names with dots map to safe files, and the input's .npy holds the input
@@ -116,7 +122,10 @@ fn compare_against_a_copy_with_one_scaled_weight_names_its_conv() {
     let copy = dir.join("scaled.onnx");
     let changed = write_scaled_conv_weight(&m.join("model.onnx"), &copy, 5, 1.01);
     let run = load_and_run(&m, "x", "");
-    let out = cmds(&format!("{run}; compare {} --all --format json", copy.display()));
+    let out = cmds(&format!(
+        "{run}; compare {} --all --format json",
+        copy.display()
+    ));
     assert_eq!(out.code, 0, "{}", out.stderr);
     let start = out.stdout.find("{\n").expect("compare printed JSON");
     let j = json_of(&out.stdout[start..]);
@@ -143,7 +152,10 @@ fn compare_against_a_copy_with_one_scaled_weight_names_its_conv() {
     assert!(out.stdout.contains(&changed.output), "{}", out.stdout);
 
     // against the model itself: no divergence
-    let out = cmds(&format!("{run}; compare {}", m.join("model.onnx").display()));
+    let out = cmds(&format!(
+        "{run}; compare {}",
+        m.join("model.onnx").display()
+    ));
     assert!(out.stdout.contains("no divergence ("), "{}", out.stdout);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -163,7 +175,11 @@ fn dump_with_release_writes_the_same_files_as_without() {
         b.display()
     ));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stderr.contains("running the model again"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("running the model again"),
+        "{}",
+        out.stderr
+    );
     let (ma, mb) = (manifest(&a), manifest(&b));
     assert_eq!(ma, mb);
     assert!(ma.len() > 60, "{} values", ma.len());
@@ -171,7 +187,10 @@ fn dump_with_release_writes_the_same_files_as_without() {
     assert!(ma.iter().all(|e| !e["node_index"].is_null()));
     for e in &ma {
         let f = e["file"].as_str().unwrap();
-        let (x, y) = (std::fs::read(a.join(f)).unwrap(), std::fs::read(b.join(f)).unwrap());
+        let (x, y) = (
+            std::fs::read(a.join(f)).unwrap(),
+            std::fs::read(b.join(f)).unwrap(),
+        );
         assert!(x == y, "{f} differs");
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -183,8 +202,18 @@ fn printed(run: &str, what: &str) -> (Vec<u64>, Vec<f64>) {
     assert_eq!(out.code, 0, "{what}: {}", out.stderr);
     let start = out.stdout.rfind("{\n  \"name\"").expect("print JSON");
     let j = json_of(&out.stdout[start..]);
-    let shape = j["shape"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
-    let values = j["values"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let shape = j["shape"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    let values = j["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
     (shape, values)
 }
 
@@ -216,7 +245,10 @@ fn print_slices_agree_with_the_full_print() {
     let (s, part) = printed(&run, &format!("{w}[..., 0, ::2]"));
     let half = dims[3].div_ceil(2);
     assert_eq!(s, vec![shape[0], shape[1], half as u64]);
-    assert_eq!(part[..half], (0..half).map(|l| at(0, 0, 0, 2 * l)).collect::<Vec<_>>()[..]);
+    assert_eq!(
+        part[..half],
+        (0..half).map(|l| at(0, 0, 0, 2 * l)).collect::<Vec<_>>()[..]
+    );
     // an intermediate, with --stats
     let out = cmds(&format!("{run}; print {w}[0, 0] --stats --format json"));
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -231,20 +263,41 @@ fn print_slices_agree_with_the_full_print() {
 
 #[test]
 fn bad_indices_name_the_column() {
-    let out = cmds(&format!("{SEED}; run x=arange(8.).reshape(2,4); print z[1, 4]"));
+    let out = cmds(&format!(
+        "{SEED}; run x=arange(8.).reshape(2,4); print z[1, 4]"
+    ));
     assert_eq!(out.code, 1);
     assert!(
-        out.stderr.contains("index 4 is out of range for axis 1 of size 4 (column 6)"),
+        out.stderr
+            .contains("index 4 is out of range for axis 1 of size 4 (column 6)"),
         "{}",
         out.stderr
     );
-    let out = cmds(&format!("{SEED}; run x=arange(8.).reshape(2,4); print z[0, ::0]"));
-    assert!(out.stderr.contains("step cannot be 0 (column 6)"), "{}", out.stderr);
-    let out = cmds(&format!("{SEED}; run x=arange(8.).reshape(2,4); print z[0 1]"));
-    assert!(out.stderr.contains("expected ',' or ']' (column 5)"), "{}", out.stderr);
-    let out = cmds(&format!("{SEED}; run x=arange(8.).reshape(2,4); print z[1, 1:3]"));
+    let out = cmds(&format!(
+        "{SEED}; run x=arange(8.).reshape(2,4); print z[0, ::0]"
+    ));
+    assert!(
+        out.stderr.contains("step cannot be 0 (column 6)"),
+        "{}",
+        out.stderr
+    );
+    let out = cmds(&format!(
+        "{SEED}; run x=arange(8.).reshape(2,4); print z[0 1]"
+    ));
+    assert!(
+        out.stderr.contains("expected ',' or ']' (column 5)"),
+        "{}",
+        out.stderr
+    );
+    let out = cmds(&format!(
+        "{SEED}; run x=arange(8.).reshape(2,4); print z[1, 1:3]"
+    ));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("z[1, 1:3] =\n[10. 12.]"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("z[1, 1:3] =\n[10. 12.]"),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]
@@ -259,14 +312,22 @@ fn dump_errors_are_clear_and_leave_nothing_behind() {
     let run = format!("{SEED}; run x=arange(8.).reshape(2,4)");
     let out = cmds(&format!("{run}; dump {} --values z,nope", d.display()));
     assert_eq!(out.code, 1);
-    assert!(out.stderr.contains("no value named 'nope'"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("no value named 'nope'"),
+        "{}",
+        out.stderr
+    );
     assert!(!d.join("manifest.json").exists());
     // a folder that cannot be made (under a file)
     let file = dir.join("plain");
     std::fs::write(&file, b"x").unwrap();
     let out = cmds(&format!("{run}; dump {}", file.join("sub").display()));
     assert_eq!(out.code, 1);
-    assert!(out.stderr.contains("cannot create the folder"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("cannot create the folder"),
+        "{}",
+        out.stderr
+    );
     // the names given, with their nodes; inputs have none
     let out = cmds(&format!("{run}; dump {} --values x,w,y", d.display()));
     assert_eq!(out.code, 0, "{}", out.stderr);

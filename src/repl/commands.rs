@@ -1207,7 +1207,10 @@ fn export_tensor(name: &str, t: &crate::tensor::Tensor, format: &str) -> R<Vec<u
 
 fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
     if a.rest.trim().is_empty() {
-        return Err("usage: print NAME[INDEX] [--full] [--stats] [--format text|json|csv|npy] [--out FILE]".into());
+        return Err(
+            "usage: print NAME[INDEX] [--full] [--stats] [--format text|json|csv|npy] [--out FILE]"
+                .into(),
+        );
     }
     let arg = a.rest.trim();
     let bad_index = |e: super::slice::SliceError| CmdError(format!("bad index: {}", e.render(arg)));

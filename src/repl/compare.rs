@@ -3,7 +3,9 @@
 //! and report the first node whose outputs differ (matching and
 //! differences: [`crate::runtime::compare`]).
 
-use super::commands::{bind_from_inputs, emit, feed, looks_like_text, plan, set_input, with_pool, Args, R};
+use super::commands::{
+    bind_from_inputs, emit, feed, looks_like_text, plan, set_input, with_pool, Args, R,
+};
 use super::dump::tensor_of;
 use super::lex::{self, quote_name, unquote_name};
 use super::render::Data;
@@ -100,9 +102,8 @@ struct Row {
 }
 
 pub(super) fn cmd_compare(s: &mut Session, a: &Args) -> R<Flow> {
-    let usage = || {
-        CmdError("usage: compare REF [NAME=TENSOR ...] [--rtol R] [--atol A] [--all]".into())
-    };
+    let usage =
+        || CmdError("usage: compare REF [NAME=TENSOR ...] [--rtol R] [--atol A] [--all]".into());
     let text = a.rest.trim();
     let toks = lex::tokens(text);
     let first = toks.first().ok_or_else(usage)?;
@@ -285,14 +286,20 @@ pub(super) fn cmd_compare(s: &mut Session, a: &Args) -> R<Flow> {
             if r.diff.ok { "OK" } else { "DIFF" }.to_string(),
         ]
     };
-    let headers = ["name", "ref", "node", "op_type", "max_abs", "max_rel", "status"];
+    let headers = [
+        "name", "ref", "node", "op_type", "max_abs", "max_rel", "status",
+    ];
     match a.format {
         super::render::Format::Json => {
             s.say(serde_json::to_string_pretty(&doc).unwrap_or_default());
         }
         super::render::Format::Csv => {
             let mut d = Data::new(&headers, doc);
-            let shown: Vec<&Row> = if all { rows.iter().collect() } else { first.into_iter().collect() };
+            let shown: Vec<&Row> = if all {
+                rows.iter().collect()
+            } else {
+                first.into_iter().collect()
+            };
             d.rows = shown.into_iter().map(row_cells).collect();
             emit(s, a, d);
         }

@@ -51,7 +51,9 @@ pub(super) fn cmd_dump(s: &mut Session, a: &Args) -> R<Flow> {
     s.model()?;
     let p = plan(s)?;
     let Some(last) = s.last_run.as_ref() else {
-        return Err("no run to dump yet: 'run' first (dump writes the values of the last run)".into());
+        return Err(
+            "no run to dump yet: 'run' first (dump writes the values of the last run)".into(),
+        );
     };
 
     // every value of the main graph, in the order a run writes them
@@ -92,7 +94,9 @@ pub(super) fn cmd_dump(s: &mut Session, a: &Args) -> R<Flow> {
             if !known.contains(&name) {
                 let declared = p.inputs().iter().any(|d| d.name == name);
                 return Err(CmdError(if declared {
-                    format!("input '{name}' was not given to the last run, so dump has no value for it")
+                    format!(
+                        "input '{name}' was not given to the last run, so dump has no value for it"
+                    )
                 } else {
                     format!(
                         "no value named '{name}' in the graph (dump writes the inputs, initializers and node outputs of the main graph; values inside Loop, If and Scan bodies are not dumped)"
@@ -207,7 +211,11 @@ pub(super) fn cmd_dump(s: &mut Session, a: &Args) -> R<Flow> {
         let run = with_pool(s, || p.run(inputs, &opts));
         drop(opts);
         let (writer, error, sk) = match shared.lock() {
-            Ok(mut st) => (st.writer.take(), st.error.take(), std::mem::take(&mut st.skipped)),
+            Ok(mut st) => (
+                st.writer.take(),
+                st.error.take(),
+                std::mem::take(&mut st.skipped),
+            ),
             Err(_) => (None, Some("the dump writer failed".into()), Vec::new()),
         };
         let Some(writer) = writer else {
@@ -260,14 +268,22 @@ pub(super) fn cmd_dump(s: &mut Session, a: &Args) -> R<Flow> {
             "note: {} value{} not written (not tensors: sequences, maps or empty optionals): {}",
             skipped.len(),
             if skipped.len() == 1 { "" } else { "s" },
-            skipped.iter().map(|n| quote_name(n)).collect::<Vec<_>>().join(", ")
+            skipped
+                .iter()
+                .map(|n| quote_name(n))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     if !not_written.is_empty() {
         s.status(format!(
             "note: {} value{} not produced by the run: {}",
             not_written.len(),
-            if not_written.len() == 1 { " was" } else { "s were" },
+            if not_written.len() == 1 {
+                " was"
+            } else {
+                "s were"
+            },
             not_written.join(", ")
         ));
     }

@@ -12,13 +12,13 @@
 //! `print`).
 
 use crate::tensor::Tensor;
+use ndarray::SliceInfoElem;
 use nom::branch::alt;
 use nom::bytes::complete::tag;
 use nom::character::complete::{char, digit1, multispace0};
 use nom::combinator::{map, opt, recognize};
 use nom::sequence::{pair, preceded};
 use nom::IResult;
-use ndarray::SliceInfoElem;
 
 /// One item of an index.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,7 +75,10 @@ fn ws_int(i: &str) -> IResult<&str, &str> {
 }
 
 /// `INT? ':' INT? (':' INT?)?` or `INT`, as texts.
-type RawItem<'a> = (Option<&'a str>, Option<(Option<&'a str>, Option<Option<&'a str>>)>);
+type RawItem<'a> = (
+    Option<&'a str>,
+    Option<(Option<&'a str>, Option<Option<&'a str>>)>,
+);
 
 fn raw_item(i: &str) -> IResult<&str, RawItem<'_>> {
     pair(
@@ -146,24 +149,37 @@ pub fn parse(text: &str, start: usize) -> Result<Index, SliceError> {
         let trimmed = rest.trim_start();
         if let Some(after) = trimmed.strip_prefix(']') {
             if items.is_empty() {
-                return Err(err(off(trimmed), "empty index: give at least one item ('...' for all)"));
+                return Err(err(
+                    off(trimmed),
+                    "empty index: give at least one item ('...' for all)",
+                ));
             }
             if !after.trim().is_empty() {
-                return Err(err(off(after) + after.len() - after.trim_start().len(), "unexpected text after ']'"));
+                return Err(err(
+                    off(after) + after.len() - after.trim_start().len(),
+                    "unexpected text after ']'",
+                ));
             }
             return Ok(Index { items });
         }
         let at = off(trimmed);
         let (r, p) = item(rest).map_err(|_| err(at, "expected an index"))?;
         let number = |s: &str| -> Result<i64, SliceError> {
-            s.parse::<i64>()
-                .map_err(|_| err(s.as_ptr() as usize - text.as_ptr() as usize, format!("{s} is too large for an index")))
+            s.parse::<i64>().map_err(|_| {
+                err(
+                    s.as_ptr() as usize - text.as_ptr() as usize,
+                    format!("{s} is too large for an index"),
+                )
+            })
         };
         let num = |s: Option<&str>| s.map(number).transpose();
         let it = match p {
             Parsed::Ellipsis => Item::Ellipsis,
             Parsed::Raw((None, None)) => {
-                return Err(err(at, "expected an integer, a slice (start:stop:step) or '...'"))
+                return Err(err(
+                    at,
+                    "expected an integer, a slice (start:stop:step) or '...'",
+                ))
             }
             Parsed::Raw((Some(i), None)) => Item::Index(number(i)?),
             Parsed::Raw((start, Some((stop, step)))) => Item::Range {
@@ -187,12 +203,7 @@ pub fn parse(text: &str, start: usize) -> Result<Index, SliceError> {
 }
 
 /// numpy's slice of an axis of `n`: the first position, the count, the step.
-fn resolve_range(
-    start: Option<i64>,
-    stop: Option<i64>,
-    step: i64,
-    n: usize,
-) -> (i128, i128, i128) {
+fn resolve_range(start: Option<i64>, stop: Option<i64>, step: i64, n: usize) -> (i128, i128, i128) {
     let n = n as i128;
     let step = step as i128;
     let norm = |v: i64, lo: i128, hi: i128| -> i128 {
@@ -208,7 +219,11 @@ fn resolve_range(
     } else {
         let s = start.map_or(n - 1, |v| norm(v, -1, n - 1));
         let e = stop.map_or(-1, |v| norm(v, -1, n - 1));
-        let count = if s > e { (s - e + (-step) - 1) / (-step) } else { 0 };
+        let count = if s > e {
+            (s - e + (-step) - 1) / (-step)
+        } else {
+            0
+        };
         (s, count, step)
     }
 }
@@ -264,7 +279,11 @@ pub fn apply(t: &Tensor, idx: &Index) -> Result<Tensor, SliceError> {
     for (axis, ((it, at), &n)) in expanded.iter().zip(shape).enumerate() {
         match it {
             Item::Index(i) => {
-                let k = if *i < 0 { *i as i128 + n as i128 } else { *i as i128 };
+                let k = if *i < 0 {
+                    *i as i128 + n as i128
+                } else {
+                    *i as i128
+                };
                 if k < 0 || k >= n as i128 {
                     return Err(err(
                         *at,
@@ -331,12 +350,18 @@ mod tests {
         assert_eq!(sl("x[0, :3]", &x).unwrap(), (vec![3], vec![0, 1, 2]));
         assert_eq!(sl("x[-1, ::-2]", &x).unwrap(), (vec![2], vec![11, 9]));
         assert_eq!(sl("x[..., 1]", &x).unwrap(), (vec![3], vec![1, 5, 9]));
-        assert_eq!(sl("x[1:, 3:0:-1]", &x).unwrap(), (vec![2, 3], vec![7, 6, 5, 11, 10, 9]));
+        assert_eq!(
+            sl("x[1:, 3:0:-1]", &x).unwrap(),
+            (vec![2, 3], vec![7, 6, 5, 11, 10, 9])
+        );
         assert_eq!(sl("x[5:, :]", &x).unwrap(), (vec![0, 4], vec![]));
         assert_eq!(sl("x[-10:2, -2]", &x).unwrap(), (vec![2], vec![2, 6]));
         assert_eq!(sl("x[:,]", &x).unwrap().0, vec![3, 4]);
         let y = t(&[2, 3, 4]);
-        assert_eq!(sl("y[..., 0, 1:3]", &y).unwrap(), (vec![2, 2], vec![1, 2, 13, 14]));
+        assert_eq!(
+            sl("y[..., 0, 1:3]", &y).unwrap(),
+            (vec![2, 2], vec![1, 2, 13, 14])
+        );
         assert_eq!(sl("\"a.b\"[1, 2, 3]", &y).unwrap(), (vec![], vec![23]));
     }
 
@@ -344,9 +369,15 @@ mod tests {
     fn errors_name_the_column() {
         let x = t(&[3, 4]);
         let e = sl("x[0, 9]", &x).unwrap_err();
-        assert!(e.contains("index 9 is out of range for axis 1 of size 4 (column 6)"), "{e}");
+        assert!(
+            e.contains("index 9 is out of range for axis 1 of size 4 (column 6)"),
+            "{e}"
+        );
         let e = sl("x[0, 1, 2]", &x).unwrap_err();
-        assert!(e.contains("too many indices") && e.contains("column 9"), "{e}");
+        assert!(
+            e.contains("too many indices") && e.contains("column 9"),
+            "{e}"
+        );
         let e = sl("x[::0]", &x).unwrap_err();
         assert!(e.contains("step cannot be 0 (column 3)"), "{e}");
         let e = sl("x[a]", &x).unwrap_err();

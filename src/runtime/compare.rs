@@ -110,6 +110,11 @@ pub fn diff(a: &Tensor, b: &Tensor, rtol: f64, atol: f64) -> Result<Diff, String
             ok: same,
         });
     }
+    // float32 against float32 (the common case) without copies
+    if let (Tensor::F32(x), Tensor::F32(y)) = (a, b) {
+        let pairs = x.iter().zip(y.iter()).map(|(&p, &q)| (p as f64, q as f64));
+        return Ok(diff_pairs(pairs, rtol, atol));
+    }
     let (Some(x), Some(y)) = (a.to_f64_vec(), b.to_f64_vec()) else {
         return Err(format!(
             "cannot compare {} with {} element by element",
@@ -117,12 +122,16 @@ pub fn diff(a: &Tensor, b: &Tensor, rtol: f64, atol: f64) -> Result<Diff, String
             b.dtype()
         ));
     };
+    Ok(diff_pairs(x.into_iter().zip(y), rtol, atol))
+}
+
+fn diff_pairs(pairs: impl Iterator<Item = (f64, f64)>, rtol: f64, atol: f64) -> Diff {
     let mut d = Diff {
         max_abs: 0.0,
         max_rel: 0.0,
         ok: true,
     };
-    for (&p, &q) in x.iter().zip(&y) {
+    for (p, q) in pairs {
         if p.is_nan() || q.is_nan() || p.is_infinite() || q.is_infinite() {
             let same = (p.is_nan() && q.is_nan()) || p == q;
             if !same {
@@ -141,7 +150,7 @@ pub fn diff(a: &Tensor, b: &Tensor, rtol: f64, atol: f64) -> Result<Diff, String
             d.ok = false;
         }
     }
-    Ok(d)
+    d
 }
 
 #[cfg(test)]
@@ -158,7 +167,12 @@ mod tests {
 
     #[test]
     fn names_first_then_position_and_shape() {
-        let cur = [meta("a", &[2]), meta("x1", &[3]), meta("x2", &[4]), meta("d", &[5])];
+        let cur = [
+            meta("a", &[2]),
+            meta("x1", &[3]),
+            meta("x2", &[4]),
+            meta("d", &[5]),
+        ];
         let reference = [
             meta("a", &[2]),
             meta("y0", &[9]),

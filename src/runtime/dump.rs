@@ -118,7 +118,12 @@ impl DumpWriter {
 
     /// Writes one tensor. A type `.npy` cannot hold (strings, bfloat16,
     /// 8-bit floats…) is written as `.pb` only.
-    pub fn write(&mut self, name: &str, t: &Tensor, node_index: Option<usize>) -> Result<(), String> {
+    pub fn write(
+        &mut self,
+        name: &str,
+        t: &Tensor,
+        node_index: Option<usize>,
+    ) -> Result<(), String> {
         use prost::Message;
         let stem = self.unique_stem(name);
         let npy = tensor::write_npy(t).ok();
@@ -276,7 +281,10 @@ mod tests {
         }
         let entries = w.finish().unwrap();
         let files: Vec<&str> = entries.iter().map(|e| e.file.as_str()).collect();
-        assert_eq!(files, ["a_b.npy", "a_b_2.npy", "A_B_3.npy", "manifest_2.npy"]);
+        assert_eq!(
+            files,
+            ["a_b.npy", "a_b_2.npy", "A_B_3.npy", "manifest_2.npy"]
+        );
         let back = read_manifest(&dir).unwrap();
         assert_eq!(back, entries);
         let t2 = read_entry(&dir, &back[1]).unwrap();
