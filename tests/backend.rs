@@ -52,7 +52,7 @@ fn backend_pass_count_does_not_drop() {
 fn constant_cache_gives_the_same_outputs() {
     use onnx_light::runtime::backend::{compare_values, load_case, Tolerance};
     use onnx_light::runtime::{Plan, RunOptions};
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/models");
+    let root = common::models_dir();
     if !root.is_dir() {
         common::data_missing(&format!("no models at {}", root.display()));
         return;
