@@ -52,7 +52,7 @@ fn backend_pass_count_does_not_drop() {
 fn constant_cache_gives_the_same_outputs() {
     use onnx_light::runtime::backend::{compare_values, load_case, Tolerance};
     use onnx_light::runtime::{Plan, RunOptions};
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/models");
+    let root = common::models_dir();
     if !root.is_dir() {
         common::data_missing(&format!("no models at {}", root.display()));
         return;
@@ -66,6 +66,7 @@ fn constant_cache_gives_the_same_outputs() {
                 events,
                 release,
                 max_values: 4,
+                on_value: None,
             };
             let res = plan.run(set.inputs.clone(), &opts).expect("the model runs");
             let want = set.outputs[0].as_ref().expect("an expected output");

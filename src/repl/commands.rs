@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-type R<T> = Result<T, CmdError>;
+pub(super) type R<T> = Result<T, CmdError>;
 
 /// A flag of a command: `--name` or `--name VALUE`.
 pub struct Flag {
@@ -108,13 +108,15 @@ pub static COMMANDS: &[Command] = &[
     cmd!("set", &[], "set NAME = TENSOR", "Set a model input to a tensor expression (arange(8).reshape(2,4), rand(N,4), [1, 2]...). Tensor expressions: literals [1, 2], [[1., 2.], [3., 4.]], [\"a\", \"b\"], [true, false]; maps {\"a\": 1.5, \"b\": 2} or {1: \"x\"} (inputs of type map, e.g. DictVectorizer's); constructors arange(stop) or arange(start, stop[, step]), zeros(d, ...), ones(d, ...), full([d, ...], value), eye(n), linspace(a, b, n), rand(d, ...) (uniform in [0, 1), seeded by config seed), randn(d, ...) (normal), npy(\"file.npy\"), pb(\"file.pb\"); methods .reshape(d, ...) (one -1 allowed), .astype(TYPE) (float, int64, ...), .T / .transpose(perm...). Dimensions may be bound symbols (rand(N, 4)).", &[], raw = true, data = false, cmd_set),
     cmd!("inputs", &[], "inputs [--format F]", "Declared inputs, their types, and the values set.", &[FORMAT, OUT], raw = false, data = true, cmd_inputs),
     cmd!("run", &[], "run [NAME=TENSOR ...] [--release|--no-release]", "Set the given inputs, run the model, print the outputs. TENSOR is a tensor expression ('help set' lists them).", &[Flag { name: "release", value: None, help: "release intermediates after their last use (this run)" }, Flag { name: "no-release", value: None, help: "keep every intermediate (this run)" }], raw = false, data = false, cmd_run),
-    cmd!("print", &[], "print NAME [--full] [--stats] [--format text|json|csv|npy] [--out FILE]", "Print a value: an input, an output, an initializer, or a value still held after the run. Large tensors are summarised numpy-style (config print-threshold); --full prints every element; --stats prints min, max, mean, std and the NaN and infinity counts instead; --format json|csv|npy exports the whole tensor (npy needs --out). Maps print as dicts and export as JSON or CSV.", &[Flag { name: "full", value: None, help: "every element, never summarised" }, Flag { name: "stats", value: None, help: "min, max, mean, std, NaN and infinity counts" }, Flag { name: "format", value: Some("text|json|csv|npy"), help: "text (default), or the whole tensor as JSON, CSV or .npy" }, OUT], raw = false, data = false, cmd_print),
+    cmd!("print", &[], "print NAME[INDEX] [--full] [--stats] [--format text|json|csv|npy] [--out FILE]", "Print a value: an input, an output, an initializer, or a value still held after the run. NAME[INDEX] prints part of a tensor, numpy-style: integers (negative from the end), start:stop:step, ':' and '...' (print x[0, :3], print \"a.b\"[..., -1]); it works with --stats and --format. Large tensors are summarised numpy-style (config print-threshold); --full prints every element; --stats prints min, max, mean, std and the NaN and infinity counts instead; --format json|csv|npy exports the whole tensor (npy needs --out). Maps print as dicts and export as JSON or CSV.", &[Flag { name: "full", value: None, help: "every element, never summarised" }, Flag { name: "stats", value: None, help: "min, max, mean, std, NaN and infinity counts" }, Flag { name: "format", value: Some("text|json|csv|npy"), help: "text (default), or the whole tensor as JSON, CSV or .npy" }, OUT], raw = false, data = false, cmd_print),
     cmd!("bench", &[], "bench [--runs N] [--warmup K] [NAME=TENSOR ...]", "Run the model K+N times with events off; print min, median and max milliseconds.", &[Flag { name: "runs", value: Some("N"), help: "timed runs (default 10)" }, Flag { name: "warmup", value: Some("K"), help: "untimed runs first (default 1)" }, FORMAT, OUT], raw = false, data = true, cmd_bench),
     cmd!("events", &[], "events [--action A[,A]] [--kind K[,K]] [--name NAME] [--shapes] [--format F]", "The event log of the last run, filtered; --shapes adds check's columns (inferred, resolved shape, status) to each value.", &[Flag { name: "shapes", value: None, help: "add inferred shape, resolved shape and OK/MISMATCH/UNKNOWN to each value event" }, Flag { name: "action", value: Some("A[,A]"), help: "add, replace, remove, run_node" }, Flag { name: "kind", value: Some("K[,K]"), help: "input, initializer, intermediate, output, node" }, Flag { name: "name", value: Some("NAME"), help: "one value or node name" }, FORMAT, OUT], raw = false, data = true, cmd_events),
     cmd!("profile", &[], "profile [--nodes] [--format F] [--out FILE]", "Where the last run's time went: per operator type (count, total microseconds, share), or per node with --nodes, largest first, with a bar chart in the table. Needs the event log (config events on).", &[Flag { name: "nodes", value: None, help: "one row per node instead of per operator type" }, FORMAT, OUT], raw = false, data = true, cmd_profile),
     cmd!("memory", &[], "memory [--svg FILE] [--format F] [--out FILE]", "Bytes of live values (inputs, initializers, intermediates, outputs) after each node of the last run, with a bar chart and the peak marked; --svg writes the chart as a picture. Run with release on and off to see what release frees.", &[Flag { name: "svg", value: Some("FILE"), help: "write the chart as an SVG picture" }, FORMAT, OUT], raw = false, data = true, cmd_memory),
     cmd!("check", &[], "check [--format F]", "For every value the last run produced: runtime shape, inferred shape, resolved shape, OK/MISMATCH/UNKNOWN.", &[FORMAT, OUT], raw = false, data = true, cmd_check),
     cmd!("config", &[], "config [KEY [VALUE]]", "Show or set options: events on|off, release on|off, max-values N, precision N, print-threshold N (tensors with more elements print summarised, default 1000), line-width N|auto, seed N, threads N, max-memory SIZE|default (4G, 512M), max-iterations N, max-events N.", &[], raw = false, data = false, cmd_config),
+    cmd!("dump", &[], "dump DIR [--values a,b | --all] [--pb]", "Write values of the last run to DIR as .npy files (with --pb also .pb TensorProto files) and DIR/manifest.json: [{name, file, elem_type, shape, node_index}] (node_index: the node that wrote the value, null for inputs and initializers). By default the graph outputs and intermediates; --all adds the inputs and initializers; --values names some (quoted when not identifiers: --values \"a.b\",c). File names are the value names made safe (characters other than letters, digits, '.', '-', '_' become '_', repeats get _2, _3...); the manifest maps names to files. Values released by the last run (release on) are written during a second run on the same inputs, each as it is produced (random operators then draw again). Only values of the main graph are dumped (not those inside Loop, If or Scan bodies); sequences and maps are skipped. On a failure the files written are removed and no manifest is written.", &[Flag { name: "values", value: Some("a,b"), help: "the values to write (comma-separated names)" }, Flag { name: "all", value: None, help: "also the inputs and initializers" }, Flag { name: "pb", value: None, help: "also write each value as a .pb TensorProto" }], raw = false, data = false, super::dump::cmd_dump),
+    cmd!("compare", &[], "compare REF [NAME=TENSOR ...] [--rtol R] [--atol A] [--all] [--format F]", "Run this model and REF (another model file: the same network before an optimisation or a conversion, or a dump folder with manifest.json) on the same inputs (the session's, plus NAME=TENSOR as for run), keeping every intermediate, and report the first node (in this model's execution order) whose output differs beyond tolerance (|a - b| <= atol + rtol * |b|; defaults rtol 1e-3, atol 1e-7 as 'test'). Values match by name (same element type and shape), else by position: the next unmatched REF value of the same type and shape between the neighbouring name matches. REF's inputs are matched by name, else by position. Only values of the main graph are compared. JSON: {first_divergence: {node: {index, op_type, domain, name}, value, max_abs, max_rel} or null, matched, values: [...] (with --all: name, ref, max_abs, max_rel, ok per matched value)}. Afterwards 'print NAME' shows any value of this model's run.", &[Flag { name: "rtol", value: Some("R"), help: "relative tolerance (default 1e-3)" }, Flag { name: "atol", value: Some("A"), help: "absolute tolerance (default 1e-7)" }, Flag { name: "all", value: None, help: "one row per matched value" }, FORMAT, OUT], raw = false, data = true, super::compare::cmd_compare),
     cmd!("source", &[], "source PATH", "Run a script inside the current session.", &[], raw = false, data = false, cmd_source),
     cmd!("help", &[], "help [COMMAND]", "List the commands, or describe one.", &[], raw = false, data = false, cmd_help),
     cmd!("quit", &["exit"], "quit", "Leave the shell.", &[], raw = false, data = false, cmd_quit),
@@ -286,7 +288,7 @@ pub fn dispatch(s: &mut Session, line: &str) -> R<Flow> {
 
 /// Whether tables get meaning colours: colour is on (standard output is a
 /// terminal, no `--no-color`/`NO_COLOR`) and the output is not a file.
-fn table_colors(a: &Args) -> bool {
+pub(super) fn table_colors(a: &Args) -> bool {
     colored::control::SHOULD_COLORIZE.should_colorize() && a.value("out").is_none()
 }
 
@@ -314,7 +316,7 @@ fn one_path(c: &str, a: &Args) -> R<String> {
     Ok(crate::files::expand_home(toks[0].trim_matches('"')))
 }
 
-fn emit(s: &mut Session, a: &Args, d: Data) {
+pub(super) fn emit(s: &mut Session, a: &Args, d: Data) {
     let text = d.render_styled(a.format, table_colors(a));
     s.say(text);
 }
@@ -371,7 +373,7 @@ fn cmd_load(s: &mut Session, a: &Args) -> R<Flow> {
 
 /// Whether a file starts as UTF-8 text (its first 4 KiB; a character cut
 /// by that boundary still counts as text).
-fn looks_like_text(path: &Path) -> std::io::Result<bool> {
+pub(super) fn looks_like_text(path: &Path) -> std::io::Result<bool> {
     let head = crate::files::read_head(path, 4096)?;
     Ok(match std::str::from_utf8(&head) {
         Ok(_) => true,
@@ -861,7 +863,7 @@ fn declared_map(name: &str, m: crate::tensor::Map, ty: Option<&TypeInfo>) -> R<c
 }
 
 /// Sets an input, converting to the declared element type when exact.
-fn set_input(s: &mut Session, name: &str, expr: &str) -> R<()> {
+pub(super) fn set_input(s: &mut Session, name: &str, expr: &str) -> R<()> {
     let decl = declared_inputs(s)?;
     let Some((_, ty, _)) = decl.iter().find(|(n, _, _)| n == name) else {
         return Err(CmdError(not_an_input(name, &decl)));
@@ -926,7 +928,7 @@ fn cmd_inputs(s: &mut Session, a: &Args) -> R<Flow> {
 
 /// Binds the symbols of the declared input shapes from the given values.
 /// Symbols bound by an earlier run may change; those bound by `let` may not.
-fn bind_from_inputs(s: &mut Session) -> R<()> {
+pub(super) fn bind_from_inputs(s: &mut Session) -> R<()> {
     let decl = declared_inputs(s)?;
     let given: Vec<shape::GivenInput> = decl
         .into_iter()
@@ -954,7 +956,7 @@ fn bind_from_inputs(s: &mut Session) -> R<()> {
     Ok(())
 }
 
-fn plan(s: &mut Session) -> R<Arc<Plan>> {
+pub(super) fn plan(s: &mut Session) -> R<Arc<Plan>> {
     if let Some(p) = &s.plan {
         return Ok(p.clone());
     }
@@ -971,7 +973,7 @@ fn assignments(s: &mut Session, a: &Args) -> R<()> {
     Ok(())
 }
 
-fn feed(s: &Session, p: &Plan) -> R<HashMap<String, Value>> {
+pub(super) fn feed(s: &Session, p: &Plan) -> R<HashMap<String, Value>> {
     let missing: Vec<String> = p
         .required_inputs()
         .iter()
@@ -988,7 +990,7 @@ fn feed(s: &Session, p: &Plan) -> R<HashMap<String, Value>> {
     Ok(s.inputs.clone().into_iter().collect())
 }
 
-fn with_pool<T: Send>(s: &Session, f: impl FnOnce() -> T + Send) -> T {
+pub(super) fn with_pool<T: Send>(s: &Session, f: impl FnOnce() -> T + Send) -> T {
     match &s.pool {
         Some(p) => p.install(f),
         None => f(),
@@ -1012,6 +1014,7 @@ fn cmd_run(s: &mut Session, a: &Args) -> R<Flow> {
         events: s.config.events,
         release,
         max_values: s.config.max_values,
+        on_value: None,
     };
     let (res, failure) = with_pool(s, || p.run_partial(inputs, &opts));
     if let Some(e) = failure {
@@ -1204,9 +1207,19 @@ fn export_tensor(name: &str, t: &crate::tensor::Tensor, format: &str) -> R<Vec<u
 
 fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
     if a.rest.trim().is_empty() {
-        return Err("usage: print NAME [--full] [--format text|json|csv|npy] [--out FILE]".into());
+        return Err(
+            "usage: print NAME[INDEX] [--full] [--stats] [--format text|json|csv|npy] [--out FILE]"
+                .into(),
+        );
     }
-    let name = unquote_name(&a.rest).map_err(CmdError)?;
+    let arg = a.rest.trim();
+    let bad_index = |e: super::slice::SliceError| CmdError(format!("bad index: {}", e.render(arg)));
+    let (name_text, index_at) = super::slice::split(arg).map_err(bad_index)?;
+    let index = match index_at {
+        Some(at) => Some((super::slice::parse(arg, at).map_err(bad_index)?, at)),
+        None => None,
+    };
+    let name = unquote_name(name_text).map_err(CmdError)?;
     let found = s
         .last_run
         .as_ref()
@@ -1225,11 +1238,36 @@ fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
             crate::tensor::from_proto(t).ok().map(Value::Tensor)
         });
     let format = a.value("format").unwrap_or("text");
+    // `NAME[0, :3]`: the slice is printed under its own label
+    let (found, label) = match (found, &index) {
+        (Some(v), Some((idx, at))) => {
+            let t = match &v {
+                Value::Optional(Some(inner)) => inner.as_tensor(),
+                other => other.as_tensor(),
+            }
+            .ok_or_else(|| {
+                CmdError(format!(
+                    "'{name}' is {}: only tensors can be indexed",
+                    v.describe()
+                ))
+            })?;
+            let part = super::slice::apply(t, idx).map_err(bad_index)?;
+            let label = format!("{}{}", quote_name(&name), &arg[*at..]);
+            (Some(Value::Tensor(part)), label)
+        }
+        (found, _) => (found, name.clone()),
+    };
+    let shown = if index.is_some() {
+        label.clone()
+    } else {
+        quote_name(&label)
+    };
+    let name = label;
     match found {
         Some(v) if a.has("stats") => print_stats(s, &name, &v, format),
         Some(v) if format == "text" => {
             let o = print_options(s, a.has("full"));
-            s.say(format!("{} =\n{}", quote_name(&name), render_value(&v, &o)));
+            s.say(format!("{shown} =\n{}", render_value(&v, &o)));
             Ok(Flow::Continue)
         }
         Some(v) => {
@@ -1372,6 +1410,7 @@ fn cmd_bench(s: &mut Session, a: &Args) -> R<Flow> {
         events: false,
         release: true,
         max_values: 0,
+        on_value: None,
     };
     let mut times = Vec::with_capacity(runs);
     // a progress bar on a terminal's stderr once a bench passes a second

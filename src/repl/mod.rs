@@ -4,11 +4,14 @@
 //! rendering, script execution and line editing.
 
 pub mod commands;
+mod compare;
+mod dump;
 pub mod editor;
 pub mod interactive;
 pub mod lex;
 pub mod memory_chart;
 pub mod render;
+pub mod slice;
 pub mod tensor_expr;
 
 use crate::expr::Bindings;

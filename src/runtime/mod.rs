@@ -4,6 +4,8 @@
 //! intermediates.
 
 pub mod backend;
+pub mod compare;
+pub mod dump;
 pub mod events;
 mod inline;
 pub mod kernel;
@@ -15,4 +17,4 @@ pub mod usage;
 
 pub use events::{Event, EventAction, EventKind, EventNode};
 pub use kernel::{Kernel, KernelBuilder, KernelError, NodeInfo, RunCtx};
-pub use plan::{Plan, PlanError, RunError, RunOptions, RunResult};
+pub use plan::{Plan, PlanError, PlannedNode, RunError, RunOptions, RunResult, ValueObserver};

@@ -34,8 +34,14 @@ impl fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
+/// Called with each value as it becomes available: a given input or an
+/// initializer (node `None`), or a node's output (the node's index in the
+/// graph) before any release can free it; `depth` is 0 for the main graph
+/// and grows inside subgraphs (Loop, If, Scan bodies).
+pub type ValueObserver = Arc<dyn Fn(&str, &Value, Option<usize>, usize) + Send + Sync>;
+
 /// Per-run switches.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct RunOptions {
     /// Record the event log.
     pub events: bool,
@@ -43,6 +49,20 @@ pub struct RunOptions {
     pub release: bool,
     /// Elements kept per event.
     pub max_values: usize,
+    /// Sees every value written (`dump` with release on); a run with an
+    /// observer does not use the constant cache, so it sees every node.
+    pub on_value: Option<ValueObserver>,
+}
+
+impl fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("events", &self.events)
+            .field("release", &self.release)
+            .field("max_values", &self.max_values)
+            .field("on_value", &self.on_value.as_ref().map(|_| "observer"))
+            .finish()
+    }
 }
 
 impl Default for RunOptions {
@@ -51,8 +71,21 @@ impl Default for RunOptions {
             events: true,
             release: false,
             max_values: 8,
+            on_value: None,
         }
     }
+}
+
+/// A planned node, in execution order (see [`Plan::nodes`]).
+#[derive(Clone, Debug)]
+pub struct PlannedNode {
+    /// The node's index in the graph.
+    pub index: usize,
+    pub op_type: String,
+    pub domain: String,
+    pub name: String,
+    /// Output names (`None` for an omitted output).
+    pub outputs: Vec<Option<String>>,
 }
 
 /// What a run returns.
@@ -440,6 +473,25 @@ impl Plan {
         &self.outputs
     }
 
+    /// The nodes in the order the executor runs them.
+    pub fn nodes(&self) -> Vec<PlannedNode> {
+        self.steps
+            .iter()
+            .map(|s| PlannedNode {
+                index: s.index,
+                op_type: s.op_type.clone(),
+                domain: s.domain.clone(),
+                name: s.name.clone(),
+                outputs: s.outputs.clone(),
+            })
+            .collect()
+    }
+
+    /// The graph's initializers, in file order.
+    pub fn initializer_values(&self) -> &[(String, Value)] {
+        &self.initializers
+    }
+
     /// Inputs the caller must give (those without an initializer).
     pub fn required_inputs(&self) -> Vec<&InputDecl> {
         let inits: HashSet<&str> = self.initializers.iter().map(|(n, _)| n.as_str()).collect();
@@ -568,6 +620,9 @@ impl Plan {
                     ),
                 );
             }
+            if let Some(f) = &opts.on_value {
+                f(&name, &v, None, depth);
+            }
             values.insert(name, v);
         }
         for decl in &self.inputs {
@@ -582,6 +637,9 @@ impl Plan {
         for (name, v) in &self.initializers {
             if values.contains_key(name) {
                 continue;
+            }
+            if let Some(f) = &opts.on_value {
+                f(name, v, None, depth);
             }
             if log.is_some() {
                 push(
@@ -600,6 +658,7 @@ impl Plan {
         let use_cache = depth == 0
             && log.is_none()
             && opts.release
+            && opts.on_value.is_none()
             && self.const_step.iter().any(|&c| c)
             && !self
                 .const_overridable
@@ -730,6 +789,9 @@ impl Plan {
                         log,
                         Event::for_value(action, kind, name, &v, opts.max_values),
                     );
+                }
+                if let Some(f) = &opts.on_value {
+                    f(name, &v, Some(step.index), depth);
                 }
                 values.insert(name.clone(), v);
             }

@@ -76,3 +76,13 @@ pub fn data_missing(what: &str) {
     }
     eprintln!("SKIPPED (data missing): {what}");
 }
+
+pub mod scaled_model;
+
+/// The real models folder: `$ONNX_LIGHT_MODELS_DIR`, else `../shared/models`
+/// beside the repository.
+pub fn models_dir() -> PathBuf {
+    std::env::var_os("ONNX_LIGHT_MODELS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("../shared/models"))
+}

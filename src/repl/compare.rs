@@ -1,0 +1,345 @@
+//! `compare REF [NAME=TENSOR ...] [--rtol R] [--atol A] [--all]`: run this
+//! model and REF (another model file, or a dump folder) on the same inputs
+//! and report the first node whose outputs differ (matching and
+//! differences: [`crate::runtime::compare`]).
+
+use super::commands::{
+    bind_from_inputs, emit, feed, looks_like_text, plan, set_input, with_pool, Args, R,
+};
+use super::dump::tensor_of;
+use super::lex::{self, quote_name, unquote_name};
+use super::render::Data;
+use super::tensor_expr;
+use super::{CmdError, Flow, Session};
+use crate::proto::{self, ModelProto};
+use crate::runtime::backend::{ATOL, RTOL};
+use crate::runtime::compare::{diff, match_values, Diff, ValueMeta};
+use crate::runtime::dump::{read_entry, read_manifest, ManifestEntry};
+use crate::runtime::{Plan, PlannedNode, RunOptions};
+use crate::tensor::{DataType, Tensor, Value};
+use serde_json::json;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Where the reference values come from.
+enum Reference {
+    Run(HashMap<String, Value>),
+    Dump(PathBuf, Vec<ManifestEntry>),
+}
+
+fn tolerance(a: &Args, flag: &str, default: f64) -> R<f64> {
+    match a.value(flag) {
+        None => Ok(default),
+        Some(v) => v
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .ok_or_else(|| CmdError(format!("--{flag} expects a non-negative number, got '{v}'"))),
+    }
+}
+
+/// A model file, binary or ONNX text (as `load` reads it).
+fn load_reference(path: &Path) -> R<ModelProto> {
+    let shown = path.display();
+    let is_binary = path.extension().is_some_and(|e| e == "onnx")
+        || !looks_like_text(path).map_err(|e| CmdError(format!("{shown}: {e}")))?;
+    if is_binary {
+        return proto::load_model(path).map_err(|e| CmdError(e.to_string()));
+    }
+    let text = crate::files::read_text(path).map_err(|e| CmdError(format!("{shown}: {e}")))?;
+    let mut model =
+        crate::text::parse_model(&text).map_err(|e| CmdError(format!("{shown}: {e}")))?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    proto::resolve_external_data(&mut model, dir).map_err(|e| CmdError(format!("{shown}: {e}")))?;
+    Ok(model)
+}
+
+/// The tensors a run produced, node by node in execution order, with the
+/// position of their node in `nodes`.
+fn produced(nodes: &[PlannedNode], held: &HashMap<String, Value>) -> Vec<(ValueMeta, usize)> {
+    let mut out = Vec::new();
+    for (pos, n) in nodes.iter().enumerate() {
+        for o in n.outputs.iter().flatten() {
+            if let Some(t) = held.get(o).and_then(tensor_of) {
+                out.push((ValueMeta::of(o, t), pos));
+            }
+        }
+    }
+    out
+}
+
+fn node_json(n: &PlannedNode) -> serde_json::Value {
+    json!({"index": n.index, "op_type": n.op_type, "domain": n.domain, "name": n.name})
+}
+
+fn node_text(n: &PlannedNode) -> String {
+    if n.name.is_empty() {
+        format!("node {} ({})", n.index, n.op_type)
+    } else {
+        format!("node {} ({} '{}')", n.index, n.op_type, n.name)
+    }
+}
+
+/// A number for JSON (infinity has no JSON form: null).
+fn num(x: f64) -> serde_json::Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        serde_json::Value::Null
+    }
+}
+
+struct Row {
+    cur: usize,
+    reference: String,
+    diff: Diff,
+    /// Why the values could not be compared element by element.
+    problem: Option<String>,
+}
+
+pub(super) fn cmd_compare(s: &mut Session, a: &Args) -> R<Flow> {
+    let usage =
+        || CmdError("usage: compare REF [NAME=TENSOR ...] [--rtol R] [--atol A] [--all]".into());
+    let text = a.rest.trim();
+    let toks = lex::tokens(text);
+    let first = toks.first().ok_or_else(usage)?;
+    let assigns = text.get(first.len()..).unwrap_or("");
+    let ref_path = crate::files::expand_home(&unquote_name(first).map_err(CmdError)?);
+    let rtol = tolerance(a, "rtol", RTOL)?;
+    let atol = tolerance(a, "atol", ATOL)?;
+    s.model()?;
+    let ref_dir = Path::new(&ref_path);
+    if !ref_dir.exists() {
+        return Err(CmdError(format!(
+            "{ref_path}: no such file or folder (REF is a model file or a dump folder)"
+        )));
+    }
+    for (name, expr) in tensor_expr::parse_assignments(assigns).map_err(CmdError)? {
+        set_input(s, &name, &expr)?;
+    }
+    let p = plan(s)?;
+    let inputs = feed(s, &p)?;
+    bind_from_inputs(s)?;
+    let started = Instant::now();
+    let opts = RunOptions {
+        events: false,
+        release: false,
+        max_values: 0,
+        on_value: None,
+    };
+
+    // the reference first: a bad REF fails before the long run
+    let (reference, ref_metas) = if ref_dir.is_dir() {
+        let entries = read_manifest(ref_dir).map_err(CmdError)?;
+        let mut metas = Vec::new();
+        let mut kept = Vec::new();
+        for e in entries.into_iter().filter(|e| e.node_index.is_some()) {
+            let dtype = DataType::from_name(&e.elem_type).ok_or_else(|| {
+                CmdError(format!(
+                    "{ref_path}/manifest.json: value '{}' has the unknown elem_type '{}'",
+                    e.name, e.elem_type
+                ))
+            })?;
+            metas.push(ValueMeta {
+                name: e.name.clone(),
+                dtype,
+                shape: e.shape.clone(),
+            });
+            kept.push(e);
+        }
+        (Reference::Dump(ref_dir.to_path_buf(), kept), metas)
+    } else {
+        let m = load_reference(ref_dir)?;
+        let rp = Plan::new(&m).map_err(|e| CmdError(format!("{ref_path}: {}", e.0)))?;
+        // inputs by name, else by position among the inputs to give
+        let mine: Vec<String> = p.required_inputs().iter().map(|d| d.name.clone()).collect();
+        let mut rin = HashMap::new();
+        for (k, d) in rp.required_inputs().iter().enumerate() {
+            let v = inputs
+                .get(&d.name)
+                .or_else(|| mine.get(k).and_then(|n| inputs.get(n)))
+                .ok_or_else(|| {
+                    CmdError(format!(
+                        "{ref_path}: its input {} has no counterpart among this model's inputs",
+                        quote_name(&d.name)
+                    ))
+                })?;
+            rin.insert(d.name.clone(), v.clone());
+        }
+        for d in rp.inputs() {
+            if let (false, Some(v)) = (rin.contains_key(&d.name), inputs.get(&d.name)) {
+                rin.insert(d.name.clone(), v.clone());
+            }
+        }
+        let res = with_pool(s, || rp.run(rin, &opts))
+            .map_err(|e| CmdError(format!("{ref_path} failed: {}", e.0)))?;
+        let nodes = rp.nodes();
+        let metas = produced(&nodes, &res.held)
+            .into_iter()
+            .map(|(m, _)| m)
+            .collect();
+        (Reference::Run(res.held), metas)
+    };
+    let res = with_pool(s, || p.run(inputs, &opts))
+        .map_err(|e| CmdError(format!("this model failed: {}", e.0)))?;
+    let nodes = p.nodes();
+    let cur = produced(&nodes, &res.held);
+    let cur_metas: Vec<ValueMeta> = cur.iter().map(|(m, _)| m.clone()).collect();
+    let matches = match_values(&cur_metas, &ref_metas);
+
+    let mut rows: Vec<Row> = Vec::new();
+    for (i, m) in matches.iter().enumerate() {
+        let Some(j) = *m else { continue };
+        let Some(mine) = res.held.get(&cur_metas[i].name).and_then(tensor_of) else {
+            continue;
+        };
+        let theirs: Result<Tensor, String> = match &reference {
+            Reference::Run(held) => held
+                .get(&ref_metas[j].name)
+                .and_then(tensor_of)
+                .cloned()
+                .ok_or_else(|| format!("'{}' is not held", ref_metas[j].name)),
+            Reference::Dump(dir, entries) => match entries.get(j) {
+                Some(e) => read_entry(dir, e),
+                None => Err("no manifest entry".into()),
+            },
+        };
+        let (d, problem) = match theirs.and_then(|t| diff(mine, &t, rtol, atol)) {
+            Ok(d) => (d, None),
+            Err(e) => (
+                Diff {
+                    max_abs: f64::INFINITY,
+                    max_rel: f64::INFINITY,
+                    ok: false,
+                },
+                Some(e),
+            ),
+        };
+        rows.push(Row {
+            cur: i,
+            reference: ref_metas[j].name.clone(),
+            diff: d,
+            problem,
+        });
+    }
+    let elapsed = started.elapsed();
+    let unmatched = cur_metas.len() - rows.len();
+    let first = rows.iter().find(|r| !r.diff.ok);
+    let all = a.has("all");
+
+    let values_json: Vec<serde_json::Value> = if all {
+        rows.iter()
+            .map(|r| {
+                let mut j = json!({
+                    "name": cur_metas[r.cur].name,
+                    "ref": r.reference,
+                    "node": node_json(&nodes[cur[r.cur].1]),
+                    "max_abs": num(r.diff.max_abs),
+                    "max_rel": num(r.diff.max_rel),
+                    "ok": r.diff.ok,
+                });
+                if let Some(pr) = &r.problem {
+                    j["problem"] = json!(pr);
+                }
+                j
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let first_json = match first {
+        Some(r) => {
+            let mut j = json!({
+                "node": node_json(&nodes[cur[r.cur].1]),
+                "value": cur_metas[r.cur].name,
+                "ref_value": r.reference,
+                "max_abs": num(r.diff.max_abs),
+                "max_rel": num(r.diff.max_rel),
+            });
+            if let Some(pr) = &r.problem {
+                j["problem"] = json!(pr);
+            }
+            j
+        }
+        None => serde_json::Value::Null,
+    };
+    let doc = json!({
+        "first_divergence": first_json,
+        "matched": rows.len(),
+        "unmatched": unmatched,
+        "rtol": rtol,
+        "atol": atol,
+        "values": values_json,
+    });
+    let row_cells = |r: &Row| -> Vec<String> {
+        vec![
+            cur_metas[r.cur].name.clone(),
+            r.reference.clone(),
+            nodes[cur[r.cur].1].index.to_string(),
+            nodes[cur[r.cur].1].op_type.clone(),
+            format!("{:.3e}", r.diff.max_abs),
+            format!("{:.3e}", r.diff.max_rel),
+            if r.diff.ok { "OK" } else { "DIFF" }.to_string(),
+        ]
+    };
+    let headers = [
+        "name", "ref", "node", "op_type", "max_abs", "max_rel", "status",
+    ];
+    match a.format {
+        super::render::Format::Json => {
+            s.say(serde_json::to_string_pretty(&doc).unwrap_or_default());
+        }
+        super::render::Format::Csv => {
+            let mut d = Data::new(&headers, doc);
+            let shown: Vec<&Row> = if all {
+                rows.iter().collect()
+            } else {
+                first.into_iter().collect()
+            };
+            d.rows = shown.into_iter().map(row_cells).collect();
+            emit(s, a, d);
+        }
+        super::render::Format::Table => {
+            let line = match first {
+                Some(r) => format!(
+                    "first divergence: {} writes {} (max abs diff {:.3e}, max rel diff {:.3e}; rtol {rtol}, atol {atol}){}; {} value{} matched",
+                    node_text(&nodes[cur[r.cur].1]),
+                    quote_name(&cur_metas[r.cur].name),
+                    r.diff.max_abs,
+                    r.diff.max_rel,
+                    match (&r.problem, r.reference == cur_metas[r.cur].name) {
+                        (Some(pr), _) => format!(" [{pr}]"),
+                        (None, true) => String::new(),
+                        (None, false) => format!(" [REF's {}]", quote_name(&r.reference)),
+                    },
+                    rows.len(),
+                    if rows.len() == 1 { "" } else { "s" }
+                ),
+                None => format!(
+                    "no divergence ({} value{} matched)",
+                    rows.len(),
+                    if rows.len() == 1 { "" } else { "s" }
+                ),
+            };
+            s.say(line);
+            if all {
+                let mut d = Data::new(&headers, doc);
+                d.rows = rows.iter().map(row_cells).collect();
+                emit(s, a, d);
+            }
+        }
+    }
+    s.status(format!(
+        "compared in {:.0} ms: {} value{} matched, {unmatched} of this model's values without a counterpart in {ref_path}",
+        elapsed.as_secs_f64() * 1000.0,
+        rows.len(),
+        if rows.len() == 1 { "" } else { "s" },
+    ));
+    // the run keeps every intermediate: 'print NAME' shows any of them
+    s.last_run = Some(res);
+    Ok(Flow::Continue)
+}
