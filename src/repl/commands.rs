@@ -1012,6 +1012,7 @@ fn cmd_run(s: &mut Session, a: &Args) -> R<Flow> {
         events: s.config.events,
         release,
         max_values: s.config.max_values,
+        ..Default::default()
     };
     let (res, failure) = with_pool(s, || p.run_partial(inputs, &opts));
     if let Some(e) = failure {
@@ -1372,6 +1373,7 @@ fn cmd_bench(s: &mut Session, a: &Args) -> R<Flow> {
         events: false,
         release: true,
         max_values: 0,
+        ..Default::default()
     };
     let mut times = Vec::with_capacity(runs);
     // a progress bar on a terminal's stderr once a bench passes a second

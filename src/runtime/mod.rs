@@ -9,6 +9,8 @@ mod inline;
 pub mod kernel;
 pub mod kernels;
 pub mod limits;
+pub mod break_condition;
+pub mod debug;
 mod plan;
 pub mod random_draws;
 pub mod usage;

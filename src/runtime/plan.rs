@@ -43,6 +43,8 @@ pub struct RunOptions {
     pub release: bool,
     /// Elements kept per event.
     pub max_values: usize,
+    /// The debugger's hook (breakpoints, stepping, watches); `None` costs nothing.
+    pub debug: Option<Arc<dyn super::debug::Hook>>,
 }
 
 impl Default for RunOptions {
@@ -51,6 +53,7 @@ impl Default for RunOptions {
             events: true,
             release: false,
             max_values: 8,
+            debug: None,
         }
     }
 }
@@ -80,6 +83,23 @@ struct Step {
     outputs: Vec<Option<String>>,
     /// Intermediates whose last consumer is this step.
     release: Vec<String>,
+}
+
+impl Step {
+    /// Where the debugger's hook sees this step.
+    fn at<'a>(&'a self, position: usize, depth: usize, scope: &'a str) -> super::debug::At<'a> {
+        super::debug::At {
+            index: self.index,
+            op_type: &self.op_type,
+            domain: &self.domain,
+            name: &self.name,
+            depth,
+            scope,
+            position,
+            inputs: &self.inputs,
+            outputs: &self.outputs,
+        }
+    }
 }
 
 /// A graph's outputs (in order) and every value it still holds.
@@ -619,6 +639,16 @@ impl Plan {
             if cache.is_some() && self.const_step[si] {
                 continue;
             }
+            if let Some(h) = &opts.debug {
+                let view = super::debug::View {
+                    local: values,
+                    cached,
+                    init: &self.init_values,
+                    outer,
+                };
+                h.before(&step.at(si, depth, scope), &view)
+                    .map_err(KernelError)?;
+            }
             if super::limits::interrupted() {
                 return Err(KernelError(format!(
                     "interrupted (Ctrl-C) before node {} ({})",
@@ -732,6 +762,16 @@ impl Plan {
                     );
                 }
                 values.insert(name.clone(), v);
+            }
+            if let Some(h) = &opts.debug {
+                let view = super::debug::View {
+                    local: values,
+                    cached,
+                    init: &self.init_values,
+                    outer,
+                };
+                h.after(&step.at(si, depth, scope), &view)
+                    .map_err(KernelError)?;
             }
             if log.is_some() {
                 let mut ev = Event::bare(EventAction::RunNode, EventKind::Node, &step.name);
