@@ -117,6 +117,15 @@ pub static COMMANDS: &[Command] = &[
     cmd!("config", &[], "config [KEY [VALUE]]", "Show or set options: events on|off, release on|off, max-values N, precision N, print-threshold N (tensors with more elements print summarised, default 1000), line-width N|auto, seed N, threads N, max-memory SIZE|default (4G, 512M), max-iterations N, max-events N.", &[], raw = false, data = false, cmd_config),
     cmd!("source", &[], "source PATH", "Run a script inside the current session.", &[], raw = false, data = false, cmd_source),
     cmd!("help", &[], "help [COMMAND]", "List the commands, or describe one.", &[], raw = false, data = false, cmd_help),
+    cmd!("break", &[], "break [--op OP] [--node NAME|#INDEX] [--value NAME] [--if EXPR]", "Set a breakpoint for 'run'. With --op and/or --node only, the run stops before a matching node (--node #INDEX: a main-graph node by index; NAME: a node of any graph, Loop/Scan/If bodies included). With --value and/or --if it stops after the node that writes the value (--value: that value; --if alone: any value) when the condition holds. EXPR is a condition on the value's statistics, the value named by any identifier: 'max(abs(z)) > 1e4', 'isnan(z)', 'any(isinf(z))', 'all(isfinite(z))', 'mean(z) < 0 and std(z) > 1 or not isnan(z)'; min, max, mean, std (over the finite elements, as print --stats), count; + - * /, comparisons, and/or/not (&& || !). A malformed condition is refused with its column. Breakpoints and watches share one numbered list ('breaks').", &[Flag { name: "op", value: Some("OP"), help: "stop before a node of this operator type" }, Flag { name: "node", value: Some("NAME|#INDEX"), help: "stop before this node" }, Flag { name: "value", value: Some("NAME"), help: "stop after the node that writes this value" }, Flag { name: "if", value: Some("EXPR"), help: "stop after a value is written when EXPR holds" }], raw = true, data = false, super::debugger::cmd_break),
+    cmd!("breaks", &[], "breaks [--format F]", "List the breakpoints and watches, numbered (the numbers 'delete' takes), with how often each breakpoint stopped a run.", &[FORMAT, OUT], raw = false, data = true, super::debugger::cmd_breaks),
+    cmd!("delete", &[], "delete N [N ...] | --all", "Remove breakpoints or watches by number ('breaks' lists them), or all of them.", &[Flag { name: "all", value: None, help: "remove every breakpoint and watch" }], raw = false, data = false, super::debugger::cmd_delete),
+    cmd!("watch", &[], "watch NAME", "Print a value's statistics (element type, shape, min, max, mean, std, NaN and infinity counts) each time a run writes it, inside Loop/Scan/If bodies too. Listed by 'breaks'; removed by 'unwatch NAME' or 'delete N'.", &[], raw = false, data = false, super::debugger::cmd_watch),
+    cmd!("unwatch", &[], "unwatch NAME", "Stop watching a value.", &[], raw = false, data = false, super::debugger::cmd_unwatch),
+    cmd!("step", &[], "step [N]", "At a stop: run N more nodes (default 1; nodes inside Loop/Scan/If bodies count) and stop again.", &[], raw = false, data = false, super::debugger::cmd_step),
+    cmd!("continue", &["cont"], "continue", "At a stop: run on to the next breakpoint or to the end (then the outputs print as after a plain run).", &[], raw = false, data = false, super::debugger::cmd_continue),
+    cmd!("finish", &[], "finish", "At a stop: run to the end ignoring breakpoints (watches still print).", &[], raw = false, data = false, super::debugger::cmd_finish),
+    cmd!("where", &[], "where [--format F]", "At a stop: the node (before it runs, or after it wrote a value; the body, depth and iteration inside a Loop/Scan/If), its inputs with statistics, and the values alive with their bytes. 'print NAME' and 'print NAME --stats' read any value alive at the stop. Ctrl-C during 'run' stops it the same way ('continue' resumes); any command but where, print, step, continue, finish, break, breaks, delete, watch, unwatch, help, show, inputs and eval abandons the stopped run.", &[FORMAT, OUT], raw = false, data = true, super::debugger::cmd_where),
     cmd!("quit", &["exit"], "quit", "Leave the shell.", &[], raw = false, data = false, cmd_quit),
 ];
 
@@ -269,6 +278,9 @@ pub fn dispatch(s: &mut Session, line: &str) -> R<Flow> {
         lex::strip_comment(rest).to_string()
     };
     let args = parse_args(c, &rest)?;
+    if s.paused.is_some() && !super::debugger::KEEPS_PAUSE.contains(&c.name) {
+        super::debugger::abandon(s, Some(c.name));
+    }
     s.out_written = false;
     let flow = (c.handler)(s, &args);
     // a command that fails after printing (check with a MISMATCH) still
@@ -1014,7 +1026,16 @@ fn cmd_run(s: &mut Session, a: &Args) -> R<Flow> {
         max_values: s.config.max_values,
         ..Default::default()
     };
-    let (res, failure) = with_pool(s, || p.run_partial(inputs, &opts));
+    super::debugger::start(s, p, inputs, opts)
+}
+
+/// Ends a run as `run` does: the outputs printed and the run kept in
+/// `last_run` (a failed run keeps what it got to).
+pub(super) fn complete_run(
+    s: &mut Session,
+    res: crate::runtime::RunResult,
+    failure: Option<crate::runtime::RunError>,
+) -> R<Flow> {
     if let Some(e) = failure {
         // keep what the run got to: its log up to the failing node and the
         // values held then (a run refused before any node keeps nothing)
@@ -1208,9 +1229,8 @@ fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
         return Err("usage: print NAME [--full] [--format text|json|csv|npy] [--out FILE]".into());
     }
     let name = unquote_name(&a.rest).map_err(CmdError)?;
-    let found = s
-        .last_run
-        .as_ref()
+    let found = super::debugger::paused_value(s, &name).or_else(|| {
+        s.last_run.as_ref()
         .and_then(|r| {
             r.outputs
                 .iter()
@@ -1224,7 +1244,8 @@ fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
             let g = s.model.as_ref()?.graph.as_ref()?;
             let t = g.initializer.iter().find(|t| t.name() == name)?;
             crate::tensor::from_proto(t).ok().map(Value::Tensor)
-        });
+        })
+    });
     let format = a.value("format").unwrap_or("text");
     match found {
         Some(v) if a.has("stats") => print_stats(s, &name, &v, format),
@@ -1287,7 +1308,11 @@ fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
                         quote_name(&name)
                     )
                 } else {
-                    format!("no value named '{name}' (not an input, output, initializer, or value held after the run)")
+                    if super::debugger::is_paused(s) {
+                        format!("no value named '{name}' is alive at the stop ('where' lists those alive)")
+                    } else {
+                        format!("no value named '{name}' (not an input, output, initializer, or value held after the run)")
+                    }
                 }
             }))
         }

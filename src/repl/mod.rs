@@ -4,6 +4,7 @@
 //! rendering, script execution and line editing.
 
 pub mod commands;
+pub mod debugger;
 pub mod editor;
 pub mod interactive;
 pub mod lex;
@@ -152,6 +153,10 @@ pub struct Session {
     pub(crate) error_located: bool,
     /// The command wrote its own `--out` file (binary exports).
     pub(crate) out_written: bool,
+    /// Breakpoints and watches (shared with a running run's hook).
+    pub(crate) breaks: Arc<std::sync::Mutex<crate::runtime::debug::Breaks>>,
+    /// The run stopped at a breakpoint, a step or a Ctrl-C.
+    pub(crate) paused: Option<debugger::Paused>,
 }
 
 impl Default for Session {
@@ -180,6 +185,8 @@ impl Session {
             status: String::new(),
             error_located: false,
             out_written: false,
+            breaks: Arc::default(),
+            paused: None,
         }
     }
 
