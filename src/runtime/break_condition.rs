@@ -29,6 +29,7 @@ use nom::character::complete::{char, multispace0};
 use nom::combinator::{all_consuming, map, opt, recognize, verify};
 use nom::multi::many0;
 use nom::sequence::{delimited, pair, preceded, tuple};
+use nom::error::{ErrorKind, ParseError};
 use nom::IResult;
 use std::fmt;
 
@@ -162,13 +163,44 @@ pub fn parse(text: &str) -> Result<Cond, ConditionError> {
     }
 }
 
+/// A parse error that keeps the furthest point any alternative reached
+/// (nom's default keeps the last alternative's, usually the start).
+#[derive(Debug)]
+struct Far<'a> {
+    input: &'a str,
+}
+
+impl<'a> ParseError<&'a str> for Far<'a> {
+    fn from_error_kind(input: &'a str, _: ErrorKind) -> Self {
+        Far { input }
+    }
+
+    fn append(input: &'a str, _: ErrorKind, other: Self) -> Self {
+        if input.len() < other.input.len() {
+            Far { input }
+        } else {
+            other
+        }
+    }
+
+    fn or(self, other: Self) -> Self {
+        if self.input.len() <= other.input.len() {
+            self
+        } else {
+            other
+        }
+    }
+}
+
+type Res<'a, O> = IResult<&'a str, O, Far<'a>>;
+
 fn ws<'a, O>(
-    p: impl FnMut(&'a str) -> IResult<&'a str, O>,
-) -> impl FnMut(&'a str) -> IResult<&'a str, O> {
+    p: impl FnMut(&'a str) -> Res<'a, O>,
+) -> impl FnMut(&'a str) -> Res<'a, O> {
     preceded(multispace0, p)
 }
 
-fn ident(i: &str) -> IResult<&str, &str> {
+fn ident(i: &str) -> Res<'_, &str> {
     ws(recognize(pair(
         take_while1(|c: char| c.is_ascii_alphabetic() || c == '_'),
         take_while(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.'),
@@ -176,11 +208,11 @@ fn ident(i: &str) -> IResult<&str, &str> {
 }
 
 /// A keyword: the word itself, not the start of a longer name.
-fn keyword<'a>(word: &'static str) -> impl FnMut(&'a str) -> IResult<&'a str, &'a str> {
+fn keyword<'a>(word: &'static str) -> impl FnMut(&'a str) -> Res<'a, &'a str> {
     verify(ident, move |s: &str| s == word)
 }
 
-fn operand(i: &str) -> IResult<&str, Operand> {
+fn operand(i: &str) -> Res<'_, Operand> {
     alt((
         map(
             preceded(
@@ -218,12 +250,12 @@ fn is_function(s: &str) -> bool {
 
 fn call<'a, O>(
     name: &'static str,
-    inner: impl FnMut(&'a str) -> IResult<&'a str, O>,
-) -> impl FnMut(&'a str) -> IResult<&'a str, O> {
+    inner: impl FnMut(&'a str) -> Res<'a, O>,
+) -> impl FnMut(&'a str) -> Res<'a, O> {
     preceded(keyword(name), delimited(ws(char('(')), inner, ws(char(')'))))
 }
 
-fn pred(i: &str) -> IResult<&str, Cond> {
+fn pred(i: &str) -> Res<'_, Cond> {
     let p = |name: &'static str, kind: Pred| map(call(name, operand), move |o| Cond::Pred(kind, o));
     alt((
         p("isnan", Pred::AnyNan),
@@ -241,7 +273,7 @@ fn pred(i: &str) -> IResult<&str, Cond> {
     ))(i)
 }
 
-fn number(i: &str) -> IResult<&str, f64> {
+fn number(i: &str) -> Res<'_, f64> {
     let digits = |i| take_while1(|c: char| c.is_ascii_digit())(i);
     let (rest, text) = ws(recognize(tuple((
         alt((
@@ -256,14 +288,11 @@ fn number(i: &str) -> IResult<&str, f64> {
     ))))(i)?;
     match text.parse::<f64>() {
         Ok(v) => Ok((rest, v)),
-        Err(_) => Err(nom::Err::Error(nom::error::Error::new(
-            i,
-            nom::error::ErrorKind::Float,
-        ))),
+        Err(_) => Err(nom::Err::Error(Far::from_error_kind(i, ErrorKind::Float))),
     }
 }
 
-fn unary(i: &str) -> IResult<&str, Num> {
+fn unary(i: &str) -> Res<'_, Num> {
     let stat = |name: &'static str, r: Reduce| map(call(name, operand), move |o| Num::Stat(r, o));
     alt((
         map(preceded(ws(char('-')), unary), |n| Num::Neg(Box::new(n))),
@@ -283,7 +312,7 @@ fn fold(first: Num, rest: Vec<(ArithOp, Num)>) -> Num {
         .fold(first, |a, (op, b)| Num::Bin(op, Box::new(a), Box::new(b)))
 }
 
-fn term(i: &str) -> IResult<&str, Num> {
+fn term(i: &str) -> Res<'_, Num> {
     let (i, first) = unary(i)?;
     let (i, rest) = many0(pair(
         ws(alt((
@@ -295,7 +324,7 @@ fn term(i: &str) -> IResult<&str, Num> {
     Ok((i, fold(first, rest)))
 }
 
-fn num(i: &str) -> IResult<&str, Num> {
+fn num(i: &str) -> Res<'_, Num> {
     let (i, first) = term(i)?;
     let (i, rest) = many0(pair(
         ws(alt((
@@ -307,7 +336,7 @@ fn num(i: &str) -> IResult<&str, Num> {
     Ok((i, fold(first, rest)))
 }
 
-fn cmp(i: &str) -> IResult<&str, Cond> {
+fn cmp(i: &str) -> Res<'_, Cond> {
     let op = ws(alt((
         map(tag("<="), |_| CmpOp::Le),
         map(tag(">="), |_| CmpOp::Ge),
@@ -319,7 +348,7 @@ fn cmp(i: &str) -> IResult<&str, Cond> {
     map(tuple((num, op, num)), |(a, op, b)| Cond::Cmp(op, a, b))(i)
 }
 
-fn not(i: &str) -> IResult<&str, Cond> {
+fn not(i: &str) -> Res<'_, Cond> {
     alt((
         map(
             preceded(alt((keyword("not"), ws(tag("!")))), not),
@@ -331,7 +360,7 @@ fn not(i: &str) -> IResult<&str, Cond> {
     ))(i)
 }
 
-fn and(i: &str) -> IResult<&str, Cond> {
+fn and(i: &str) -> Res<'_, Cond> {
     let (i, first) = not(i)?;
     let (i, rest) = many0(preceded(alt((keyword("and"), ws(tag("&&")))), not))(i)?;
     Ok((
@@ -341,7 +370,7 @@ fn and(i: &str) -> IResult<&str, Cond> {
     ))
 }
 
-fn cond(i: &str) -> IResult<&str, Cond> {
+fn cond(i: &str) -> Res<'_, Cond> {
     let (i, first) = and(i)?;
     let (i, rest) = many0(preceded(alt((keyword("or"), ws(tag("||")))), and))(i)?;
     Ok((
@@ -496,7 +525,7 @@ mod tests {
         let e = parse("max(abs(z)) >").unwrap_err();
         assert!(e.column >= 12, "{e}");
         let e = parse("max(z) > 1 andd isnan(z)").unwrap_err();
-        assert_eq!(e.column, 11, "{e}");
+        assert_eq!(e.column, 12, "{e}");
         assert!(parse("").is_err());
         assert!(parse("isnan(z").is_err());
         assert!(parse("foo(z) > 1").is_err());
