@@ -79,7 +79,9 @@ fn a_conv_breakpoint_stops_before_every_conv_and_continue_reaches_the_end() {
     }
     // the last continue completed the run: outputs printed, last_run kept
     assert!(o.stdout.contains("softmaxout_1 =\n"), "{}", o.stdout);
-    assert!(o.stdout.contains(&format!("1  break  --op Conv  {}", convs.len())));
+    assert!(o
+        .stdout
+        .contains(&format!("1  break  --op Conv  {}", convs.len())));
     assert!(o.stdout.contains("softmaxout_1  float"), "{}", o.stdout);
 }
 
@@ -135,7 +137,9 @@ fn finish_after_steps_gives_the_outputs_of_a_plain_run() {
         .any(|a| a["name"] == "data_0" && a["bytes"] == 3 * 224 * 224 * 4));
     // same outputs and the same event log shape as a plain run
     let json_of = |out: &str| {
-        let s = out.find("{\n  \"name\": \"softmaxout_1\"").expect("print json");
+        let s = out
+            .find("{\n  \"name\": \"softmaxout_1\"")
+            .expect("print json");
         let e = out[s..].find("\n}").unwrap() + s + 2;
         out[s..e].to_string()
     };
@@ -155,7 +159,8 @@ fn value_and_condition_breakpoints_stop_after_the_writer() {
     ));
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(
-        o.stdout.contains("stopped after #44 Conv 'n5' (wrote 'r5') [breakpoint 1]"),
+        o.stdout
+            .contains("stopped after #44 Conv 'n5' (wrote 'r5') [breakpoint 1]"),
         "{}",
         o.stdout
     );
@@ -206,7 +211,11 @@ fn bad_input_gives_clear_errors() {
     }
     // a refused condition sets nothing
     let o = keep_going(&format!("{SEED}; break --if \"isnan(\"; breaks"));
-    assert!(o.stdout.contains("no breakpoints or watches"), "{}", o.stdout);
+    assert!(
+        o.stdout.contains("no breakpoints or watches"),
+        "{}",
+        o.stdout
+    );
 }
 
 #[test]
@@ -221,12 +230,24 @@ fn watch_prints_statistics_each_write_and_delete_removes() {
         .filter(|l| l.starts_with("watch 'z'"))
         .collect();
     assert_eq!(watch.len(), 2, "{}", o.stdout);
-    assert!(watch[0].contains("min 2.000000 max 8.000000"), "{}", watch[0]);
-    assert!(watch[1].contains("min -8.000000 max 6.000000"), "{}", watch[1]);
+    assert!(
+        watch[0].contains("min 2.000000 max 8.000000"),
+        "{}",
+        watch[0]
+    );
+    assert!(
+        watch[1].contains("min -8.000000 max 6.000000"),
+        "{}",
+        watch[1]
+    );
     assert!(o.stdout.contains("stopped before #1 Add"), "{}", o.stdout);
     assert!(o.stdout.contains("z =\n[[2. 4. 6. 8.]]"), "{}", o.stdout);
     assert_eq!(o.stdout.matches("y =\n").count(), 2, "{}", o.stdout);
-    assert!(o.stdout.ends_with("no breakpoints or watches\n"), "{}", o.stdout);
+    assert!(
+        o.stdout.ends_with("no breakpoints or watches\n"),
+        "{}",
+        o.stdout
+    );
 }
 
 #[test]
@@ -240,7 +261,11 @@ fn model_changes_and_a_new_run_abandon_the_paused_run() {
         "{}",
         o.stdout
     );
-    assert!(o.stderr.contains("'set' abandoned the paused run"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("'set' abandoned the paused run"),
+        "{}",
+        o.stderr
+    );
     assert!(o.stderr.contains("no run is stopped"), "{}", o.stderr);
     // nothing of the abandoned run is left to print
     assert!(o.stderr.contains("no value named 'w'"), "{}", o.stderr);
@@ -262,9 +287,15 @@ fn a_stop_inside_the_loop_body_names_the_body_and_iteration() {
         out.contains("stopped before #10 Tanh 'p2o.Tanh.0' in the body of 'p2o.Loop.0' (Loop, depth 1, iteration 1) [breakpoint 1]"),
         "{out}"
     );
-    assert!(out.contains("(Loop, depth 1, iteration 2) [breakpoint 1]"), "{out}");
+    assert!(
+        out.contains("(Loop, depth 1, iteration 2) [breakpoint 1]"),
+        "{out}"
+    );
     // the body's value and the main graph's input are both alive
-    assert!(out.contains("p2o.Add.159  float      (1, 64, 256)"), "{out}");
+    assert!(
+        out.contains("p2o.Add.159  float      (1, 64, 256)"),
+        "{out}"
+    );
     assert!(out.contains("x     float      (1, 3, 256, 256)"), "{out}");
     assert!(out.contains("softmax_1.tmp_0\" =\n"), "{out}");
 }
@@ -311,7 +342,8 @@ fn ctrl_c_stops_a_run_like_a_breakpoint_and_continue_resumes() {
     p.exp_string("[Ctrl-C]").expect("Ctrl-C stops the run");
     p.exp_string("onnx> ").unwrap();
     enter(&mut p, "print a --stats");
-    p.exp_regex(r"a\s+float\s+\(512, 512\)").expect("values stay");
+    p.exp_regex(r"a\s+float\s+\(512, 512\)")
+        .expect("values stay");
     enter(&mut p, "continue");
     p.exp_string("y =").expect("the run completes");
     enter(&mut p, "quit");

@@ -1230,21 +1230,22 @@ fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
     }
     let name = unquote_name(&a.rest).map_err(CmdError)?;
     let found = super::debugger::paused_value(s, &name).or_else(|| {
-        s.last_run.as_ref()
-        .and_then(|r| {
-            r.outputs
-                .iter()
-                .find(|(n, _)| n == &name)
-                .map(|(_, v)| v)
-                .or_else(|| r.held.get(&name))
-        })
-        .cloned()
-        .or_else(|| s.inputs.get(&name).cloned())
-        .or_else(|| {
-            let g = s.model.as_ref()?.graph.as_ref()?;
-            let t = g.initializer.iter().find(|t| t.name() == name)?;
-            crate::tensor::from_proto(t).ok().map(Value::Tensor)
-        })
+        s.last_run
+            .as_ref()
+            .and_then(|r| {
+                r.outputs
+                    .iter()
+                    .find(|(n, _)| n == &name)
+                    .map(|(_, v)| v)
+                    .or_else(|| r.held.get(&name))
+            })
+            .cloned()
+            .or_else(|| s.inputs.get(&name).cloned())
+            .or_else(|| {
+                let g = s.model.as_ref()?.graph.as_ref()?;
+                let t = g.initializer.iter().find(|t| t.name() == name)?;
+                crate::tensor::from_proto(t).ok().map(Value::Tensor)
+            })
     });
     let format = a.value("format").unwrap_or("text");
     match found {

@@ -348,7 +348,9 @@ pub fn cmd_breaks(s: &mut Session, a: &Args) -> R<Flow> {
     let mut d = Data::new(&["#", "kind", "what", "hits"], Json::Null);
     let mut arr = Vec::new();
     for (n, kind, what, hits) in rows {
-        arr.push(json!({"number": n, "kind": kind, "what": what, "hits": hits.parse::<usize>().ok()}));
+        arr.push(
+            json!({"number": n, "kind": kind, "what": what, "hits": hits.parse::<usize>().ok()}),
+        );
         d.rows.push(vec![n.to_string(), kind, what, hits]);
     }
     d.json = Json::Array(arr);
@@ -364,7 +366,11 @@ pub fn cmd_delete(s: &mut Session, a: &Args) -> R<Flow> {
         }
         let n = lock(s).entries.len();
         lock(s).entries.clear();
-        s.say(format!("deleted {n} breakpoint{}/watch{}", plural(n), if n == 1 { "" } else { "es" }));
+        s.say(format!(
+            "deleted {n} breakpoint{}/watch{}",
+            plural(n),
+            if n == 1 { "" } else { "es" }
+        ));
         return Ok(Flow::Continue);
     }
     let toks = lex::tokens(&a.rest);
@@ -373,18 +379,25 @@ pub fn cmd_delete(s: &mut Session, a: &Args) -> R<Flow> {
     }
     let mut nums = Vec::new();
     for t in &toks {
-        let n: usize = t
-            .parse()
-            .map_err(|_| CmdError(format!("delete: '{t}' is not a breakpoint number (see 'breaks')")))?;
+        let n: usize = t.parse().map_err(|_| {
+            CmdError(format!(
+                "delete: '{t}' is not a breakpoint number (see 'breaks')"
+            ))
+        })?;
         if !lock(s).entries.iter().any(|(k, _)| *k == n) {
-            return Err(CmdError(format!("delete: no breakpoint or watch {n} (see 'breaks')")));
+            return Err(CmdError(format!(
+                "delete: no breakpoint or watch {n} (see 'breaks')"
+            )));
         }
         nums.push(n);
     }
     lock(s).entries.retain(|(k, _)| !nums.contains(k));
     s.say(format!(
         "deleted {}",
-        nums.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", ")
+        nums.iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     ));
     Ok(Flow::Continue)
 }
@@ -400,7 +413,9 @@ fn plural(n: usize) -> &'static str {
 pub fn cmd_watch(s: &mut Session, a: &Args) -> R<Flow> {
     let name = lex::unquote_name(&a.rest).map_err(|e| CmdError(format!("watch: {e}")))?;
     let n = lock(s).add(Entry::Watch(name.clone()));
-    s.say(format!("watch {n}: '{name}' (its statistics print each time it is written)"));
+    s.say(format!(
+        "watch {n}: '{name}' (its statistics print each time it is written)"
+    ));
     Ok(Flow::Continue)
 }
 
@@ -413,7 +428,9 @@ pub fn cmd_unwatch(s: &mut Session, a: &Args) -> R<Flow> {
     let removed = before - b.entries.len();
     drop(b);
     if removed == 0 {
-        return Err(CmdError(format!("unwatch: '{name}' is not watched (see 'breaks')")));
+        return Err(CmdError(format!(
+            "unwatch: '{name}' is not watched (see 'breaks')"
+        )));
     }
     s.say(format!("'{name}' is no longer watched"));
     Ok(Flow::Continue)
@@ -424,10 +441,11 @@ pub fn cmd_step(s: &mut Session, a: &Args) -> R<Flow> {
     let n = if t.is_empty() {
         1
     } else {
-        t.parse::<usize>()
-            .ok()
-            .filter(|&n| n >= 1)
-            .ok_or_else(|| CmdError(format!("step: expected a count of nodes (1 or more), got '{t}'")))?
+        t.parse::<usize>().ok().filter(|&n| n >= 1).ok_or_else(|| {
+            CmdError(format!(
+                "step: expected a count of nodes (1 or more), got '{t}'"
+            ))
+        })?
     };
     if s.paused.is_none() {
         return Err(not_paused());
@@ -518,7 +536,17 @@ pub fn cmd_where(s: &mut Session, a: &Args) -> R<Flow> {
     let p = s.config.precision;
     let f = |x: Option<f64>| x.map_or(String::new(), |x| crate::tensor::format_scalar(x, p));
     let mut d = Data::new(
-        &["input", "elem_type", "shape", "min", "max", "mean", "std", "nan", "inf"],
+        &[
+            "input",
+            "elem_type",
+            "shape",
+            "min",
+            "max",
+            "mean",
+            "std",
+            "nan",
+            "inf",
+        ],
         Json::Null,
     );
     for r in &inputs {
@@ -526,7 +554,10 @@ pub fn cmd_where(s: &mut Session, a: &Args) -> R<Flow> {
         d.rows.push(vec![
             quote_name(&r.name),
             r.elem_type.clone(),
-            r.shape.as_deref().map(tuple).unwrap_or_else(|| r.note.clone()),
+            r.shape
+                .as_deref()
+                .map(tuple)
+                .unwrap_or_else(|| r.note.clone()),
             f(st.and_then(|x| x.min)),
             f(st.and_then(|x| x.max)),
             f(st.and_then(|x| x.mean)),

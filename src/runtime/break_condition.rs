@@ -27,9 +27,9 @@ use nom::branch::alt;
 use nom::bytes::complete::{tag, take_while, take_while1};
 use nom::character::complete::{char, multispace0};
 use nom::combinator::{all_consuming, map, opt, recognize, verify};
+use nom::error::{ErrorKind, ParseError};
 use nom::multi::many0;
 use nom::sequence::{delimited, pair, preceded, tuple};
-use nom::error::{ErrorKind, ParseError};
 use nom::IResult;
 use std::fmt;
 
@@ -194,9 +194,7 @@ impl<'a> ParseError<&'a str> for Far<'a> {
 
 type Res<'a, O> = IResult<&'a str, O, Far<'a>>;
 
-fn ws<'a, O>(
-    p: impl FnMut(&'a str) -> Res<'a, O>,
-) -> impl FnMut(&'a str) -> Res<'a, O> {
+fn ws<'a, O>(p: impl FnMut(&'a str) -> Res<'a, O>) -> impl FnMut(&'a str) -> Res<'a, O> {
     preceded(multispace0, p)
 }
 
@@ -221,10 +219,9 @@ fn operand(i: &str) -> Res<'_, Operand> {
             ),
             |n| Operand::Abs(n.to_string()),
         ),
-        map(
-            verify(ident, |s: &str| !is_function(s)),
-            |n: &str| Operand::Value(n.to_string()),
-        ),
+        map(verify(ident, |s: &str| !is_function(s)), |n: &str| {
+            Operand::Value(n.to_string())
+        }),
     ))(i)
 }
 
@@ -252,7 +249,10 @@ fn call<'a, O>(
     name: &'static str,
     inner: impl FnMut(&'a str) -> Res<'a, O>,
 ) -> impl FnMut(&'a str) -> Res<'a, O> {
-    preceded(keyword(name), delimited(ws(char('(')), inner, ws(char(')'))))
+    preceded(
+        keyword(name),
+        delimited(ws(char('(')), inner, ws(char(')'))),
+    )
 }
 
 fn pred(i: &str) -> Res<'_, Cond> {
@@ -350,10 +350,9 @@ fn cmp(i: &str) -> Res<'_, Cond> {
 
 fn not(i: &str) -> Res<'_, Cond> {
     alt((
-        map(
-            preceded(alt((keyword("not"), ws(tag("!")))), not),
-            |c| Cond::Not(Box::new(c)),
-        ),
+        map(preceded(alt((keyword("not"), ws(tag("!")))), not), |c| {
+            Cond::Not(Box::new(c))
+        }),
         pred,
         cmp,
         delimited(ws(char('(')), cond, ws(char(')'))),
@@ -508,7 +507,12 @@ mod tests {
         for c in yes {
             assert!(parse(c).unwrap().holds(&v), "{c}");
         }
-        for c in ["isnan(z)", "any(isinf(z))", "max(z) > 1e4", "mean(abs(x)) < 1"] {
+        for c in [
+            "isnan(z)",
+            "any(isinf(z))",
+            "max(z) > 1e4",
+            "mean(abs(x)) < 1",
+        ] {
             assert!(!parse(c).unwrap().holds(&v), "{c}");
         }
         let nan = t(vec![f32::NAN, 1.0]);

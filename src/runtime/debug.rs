@@ -325,7 +325,13 @@ impl Debugger {
     }
 
     /// Reports the stop and serves requests until told to go on.
-    fn pause(&self, at: &At, view: &View, after: Option<&str>, reason: Reason) -> Result<(), String> {
+    fn pause(
+        &self,
+        at: &At,
+        view: &View,
+        after: Option<&str>,
+        reason: Reason,
+    ) -> Result<(), String> {
         let stop = Stop {
             index: at.index,
             op_type: at.op_type.to_string(),

@@ -4,13 +4,13 @@
 //! intermediates.
 
 pub mod backend;
+pub mod break_condition;
+pub mod debug;
 pub mod events;
 mod inline;
 pub mod kernel;
 pub mod kernels;
 pub mod limits;
-pub mod break_condition;
-pub mod debug;
 mod plan;
 pub mod random_draws;
 pub mod usage;
