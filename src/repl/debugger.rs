@@ -60,6 +60,7 @@ impl Worker {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        crate::runtime::limits::set_pause_on_interrupt(false);
         done
     }
 
@@ -107,6 +108,7 @@ pub fn start(
     let watch_lines = hook.watch_lines.clone();
     opts.debug = Some(hook);
     let pool = s.pool.clone();
+    crate::runtime::limits::set_pause_on_interrupt(true);
     let thread = std::thread::Builder::new()
         .name("onnx-light-run".into())
         .stack_size(RUN_STACK_BYTES)
@@ -127,7 +129,10 @@ pub fn start(
             });
             let _ = done_tx.send(done);
         })
-        .map_err(|e| CmdError(format!("cannot start the run's thread: {e}")))?;
+        .map_err(|e| {
+            crate::runtime::limits::set_pause_on_interrupt(false);
+            CmdError(format!("cannot start the run's thread: {e}"))
+        })?;
     s.last_run = None;
     let worker = Worker {
         requests: req_tx,
