@@ -66,7 +66,7 @@ fn constant_cache_gives_the_same_outputs() {
                 events,
                 release,
                 max_values: 4,
-                on_value: None,
+                ..Default::default()
             };
             let res = plan.run(set.inputs.clone(), &opts).expect("the model runs");
             let want = set.outputs[0].as_ref().expect("an expected output");

@@ -45,7 +45,7 @@ fn run(model: &ModelProto, feed: &HashMap<String, Value>) -> Vec<(String, Value)
         events: false,
         release: true,
         max_values: 0,
-        on_value: None,
+        ..Default::default()
     };
     plan.run(feed.clone(), &opts)
         .expect("the model runs")

@@ -63,7 +63,7 @@ fn inferred_shapes_agree_with_runtime_shapes() {
             events: true,
             release: false,
             max_values: 0,
-            on_value: None,
+            ..Default::default()
         };
         let Ok(res) = plan.run(set.inputs, &opts) else {
             continue;

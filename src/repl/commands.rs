@@ -119,6 +119,15 @@ pub static COMMANDS: &[Command] = &[
     cmd!("compare", &[], "compare REF [NAME=TENSOR ...] [--rtol R] [--atol A] [--all] [--format F]", "Run this model and REF (another model file: the same network before an optimisation or a conversion, or a dump folder with manifest.json) on the same inputs (the session's, plus NAME=TENSOR as for run), keeping every intermediate, and report the first node (in this model's execution order) whose output differs beyond tolerance (|a - b| <= atol + rtol * |b|; defaults rtol 1e-3, atol 1e-7 as 'test'). Values match by name (same element type and shape), else by position: the next unmatched REF value of the same type and shape between the neighbouring name matches. REF's inputs are matched by name, else by position. Only values of the main graph are compared. JSON: {first_divergence: {node: {index, op_type, domain, name}, value, max_abs, max_rel} or null, matched, values: [...] (with --all: name, ref, max_abs, max_rel, ok per matched value)}. Afterwards 'print NAME' shows any value of this model's run.", &[Flag { name: "rtol", value: Some("R"), help: "relative tolerance (default 1e-3)" }, Flag { name: "atol", value: Some("A"), help: "absolute tolerance (default 1e-7)" }, Flag { name: "all", value: None, help: "one row per matched value" }, FORMAT, OUT], raw = false, data = true, super::compare::cmd_compare),
     cmd!("source", &[], "source PATH", "Run a script inside the current session.", &[], raw = false, data = false, cmd_source),
     cmd!("help", &[], "help [COMMAND]", "List the commands, or describe one.", &[], raw = false, data = false, cmd_help),
+    cmd!("break", &[], "break [--op OP] [--node NAME|#INDEX] [--value NAME] [--if EXPR]", "Set a breakpoint for 'run'. With --op and/or --node only, the run stops before a matching node (--node #INDEX: a main-graph node by index; NAME: a node of any graph, Loop/Scan/If bodies included). With --value and/or --if it stops after the node that writes the value (--value: that value; --if alone: any value) when the condition holds. EXPR is a condition on the value's statistics, the value named by any identifier: 'max(abs(z)) > 1e4', 'isnan(z)', 'any(isinf(z))', 'all(isfinite(z))', 'mean(z) < 0 and std(z) > 1 or not isnan(z)'; min, max, mean, std (over the finite elements, as print --stats), count; + - * /, comparisons, and/or/not (&& || !). A malformed condition is refused with its column. Breakpoints and watches share one numbered list ('breaks').", &[Flag { name: "op", value: Some("OP"), help: "stop before a node of this operator type" }, Flag { name: "node", value: Some("NAME|#INDEX"), help: "stop before this node" }, Flag { name: "value", value: Some("NAME"), help: "stop after the node that writes this value" }, Flag { name: "if", value: Some("EXPR"), help: "stop after a value is written when EXPR holds" }], raw = true, data = false, super::debugger::cmd_break),
+    cmd!("breaks", &[], "breaks [--format F]", "List the breakpoints and watches, numbered (the numbers 'delete' takes), with how often each breakpoint stopped a run.", &[FORMAT, OUT], raw = false, data = true, super::debugger::cmd_breaks),
+    cmd!("delete", &[], "delete N [N ...] | --all", "Remove breakpoints or watches by number ('breaks' lists them), or all of them.", &[Flag { name: "all", value: None, help: "remove every breakpoint and watch" }], raw = false, data = false, super::debugger::cmd_delete),
+    cmd!("watch", &[], "watch NAME", "Print a value's statistics (element type, shape, min, max, mean, std, NaN and infinity counts) each time a run writes it, inside Loop/Scan/If bodies too. Listed by 'breaks'; removed by 'unwatch NAME' or 'delete N'.", &[], raw = false, data = false, super::debugger::cmd_watch),
+    cmd!("unwatch", &[], "unwatch NAME", "Stop watching a value.", &[], raw = false, data = false, super::debugger::cmd_unwatch),
+    cmd!("step", &[], "step [N]", "At a stop: run N more nodes (default 1; nodes inside Loop/Scan/If bodies count) and stop again.", &[], raw = false, data = false, super::debugger::cmd_step),
+    cmd!("continue", &["cont"], "continue", "At a stop: run on to the next breakpoint or to the end (then the outputs print as after a plain run).", &[], raw = false, data = false, super::debugger::cmd_continue),
+    cmd!("finish", &[], "finish", "At a stop: run to the end ignoring breakpoints (watches still print).", &[], raw = false, data = false, super::debugger::cmd_finish),
+    cmd!("where", &[], "where [--format F]", "At a stop: the node (before it runs, or after it wrote a value; the body, depth and iteration inside a Loop/Scan/If), its inputs with statistics, and the values alive with their bytes. 'print NAME' and 'print NAME --stats' read any value alive at the stop. Ctrl-C during 'run' stops it the same way ('continue' resumes); any command but where, print, step, continue, finish, break, breaks, delete, watch, unwatch, help, show, inputs and eval abandons the stopped run.", &[FORMAT, OUT], raw = false, data = true, super::debugger::cmd_where),
     cmd!("quit", &["exit"], "quit", "Leave the shell.", &[], raw = false, data = false, cmd_quit),
 ];
 
@@ -271,6 +280,9 @@ pub fn dispatch(s: &mut Session, line: &str) -> R<Flow> {
         lex::strip_comment(rest).to_string()
     };
     let args = parse_args(c, &rest)?;
+    if s.paused.is_some() && !super::debugger::KEEPS_PAUSE.contains(&c.name) {
+        super::debugger::abandon(s, Some(c.name));
+    }
     s.out_written = false;
     let flow = (c.handler)(s, &args);
     // a command that fails after printing (check with a MISMATCH) still
@@ -1014,9 +1026,18 @@ fn cmd_run(s: &mut Session, a: &Args) -> R<Flow> {
         events: s.config.events,
         release,
         max_values: s.config.max_values,
-        on_value: None,
+        ..Default::default()
     };
-    let (res, failure) = with_pool(s, || p.run_partial(inputs, &opts));
+    super::debugger::start(s, p, inputs, opts)
+}
+
+/// Ends a run as `run` does: the outputs printed and the run kept in
+/// `last_run` (a failed run keeps what it got to).
+pub(super) fn complete_run(
+    s: &mut Session,
+    res: crate::runtime::RunResult,
+    failure: Option<crate::runtime::RunError>,
+) -> R<Flow> {
     if let Some(e) = failure {
         // keep what the run got to: its log up to the failing node and the
         // values held then (a run refused before any node keeps nothing)
@@ -1220,23 +1241,24 @@ fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
         None => None,
     };
     let name = unquote_name(name_text).map_err(CmdError)?;
-    let found = s
-        .last_run
-        .as_ref()
-        .and_then(|r| {
-            r.outputs
-                .iter()
-                .find(|(n, _)| n == &name)
-                .map(|(_, v)| v)
-                .or_else(|| r.held.get(&name))
-        })
-        .cloned()
-        .or_else(|| s.inputs.get(&name).cloned())
-        .or_else(|| {
-            let g = s.model.as_ref()?.graph.as_ref()?;
-            let t = g.initializer.iter().find(|t| t.name() == name)?;
-            crate::tensor::from_proto(t).ok().map(Value::Tensor)
-        });
+    let found = super::debugger::paused_value(s, &name).or_else(|| {
+        s.last_run
+            .as_ref()
+            .and_then(|r| {
+                r.outputs
+                    .iter()
+                    .find(|(n, _)| n == &name)
+                    .map(|(_, v)| v)
+                    .or_else(|| r.held.get(&name))
+            })
+            .cloned()
+            .or_else(|| s.inputs.get(&name).cloned())
+            .or_else(|| {
+                let g = s.model.as_ref()?.graph.as_ref()?;
+                let t = g.initializer.iter().find(|t| t.name() == name)?;
+                crate::tensor::from_proto(t).ok().map(Value::Tensor)
+            })
+    });
     let format = a.value("format").unwrap_or("text");
     // `NAME[0, :3]`: the slice is printed under its own label
     let (found, label) = match (found, &index) {
@@ -1324,7 +1346,11 @@ fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
                         quote_name(&name)
                     )
                 } else {
-                    format!("no value named '{name}' (not an input, output, initializer, or value held after the run)")
+                    if super::debugger::is_paused(s) {
+                        format!("no value named '{name}' is alive at the stop ('where' lists those alive)")
+                    } else {
+                        format!("no value named '{name}' (not an input, output, initializer, or value held after the run)")
+                    }
                 }
             }))
         }
@@ -1410,7 +1436,7 @@ fn cmd_bench(s: &mut Session, a: &Args) -> R<Flow> {
         events: false,
         release: true,
         max_values: 0,
-        on_value: None,
+        ..Default::default()
     };
     let mut times = Vec::with_capacity(runs);
     // a progress bar on a terminal's stderr once a bench passes a second

@@ -129,7 +129,7 @@ pub(super) fn cmd_compare(s: &mut Session, a: &Args) -> R<Flow> {
         events: false,
         release: false,
         max_values: 0,
-        on_value: None,
+        ..Default::default()
     };
 
     // the reference first: a bad REF fails before the long run

@@ -203,6 +203,7 @@ pub(super) fn cmd_dump(s: &mut Session, a: &Args) -> R<Flow> {
             release: true,
             max_values: 0,
             on_value: Some(Arc::new(observer)),
+            ..Default::default()
         };
         s.status(format!(
             "note: the last run did not keep {} of the values to dump (released with release on, or not reached); running the model again on that run's inputs to write each value as it is produced",

@@ -302,7 +302,7 @@ mod tests {
         assert_eq!(v, ["shapes ", "show "]);
         let (start, v) = complete(&h, "help s");
         assert_eq!(start, 5);
-        assert_eq!(v, ["save", "set", "shapes", "show", "source"]);
+        assert_eq!(v, ["save", "set", "shapes", "show", "source", "step"]);
         assert!(complete(&h, "help show s").1.is_empty());
     }
 

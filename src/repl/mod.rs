@@ -5,6 +5,7 @@
 
 pub mod commands;
 mod compare;
+pub mod debugger;
 mod dump;
 pub mod editor;
 pub mod interactive;
@@ -155,6 +156,10 @@ pub struct Session {
     pub(crate) error_located: bool,
     /// The command wrote its own `--out` file (binary exports).
     pub(crate) out_written: bool,
+    /// Breakpoints and watches (shared with a running run's hook).
+    pub(crate) breaks: Arc<std::sync::Mutex<crate::runtime::debug::Breaks>>,
+    /// The run stopped at a breakpoint, a step or a Ctrl-C.
+    pub(crate) paused: Option<debugger::Paused>,
 }
 
 impl Default for Session {
@@ -183,6 +188,8 @@ impl Session {
             status: String::new(),
             error_located: false,
             out_written: false,
+            breaks: Arc::default(),
+            paused: None,
         }
     }
 

@@ -189,7 +189,7 @@ fn run_case_inner(dir: &Path, tol: &Tolerance) -> Result<Outcome, String> {
             events: false,
             release: true,
             max_values: 0,
-            on_value: None,
+            ..Default::default()
         };
         // a random case keeps its inputs for the checks of its draws
         let feed = if random {

@@ -14,6 +14,20 @@ static MAX_ITERATIONS: AtomicU64 = AtomicU64::new(DEFAULT_MAX_ITERATIONS);
 static MAX_EVENTS: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_EVENTS);
 static DROPPED_EVENTS: AtomicUsize = AtomicUsize::new(0);
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// A debugged run is active: its hook turns a Ctrl-C into a stop at the
+/// next node, so Loop/Scan iterations leave the Ctrl-C to it.
+static PAUSE_ON_INTERRUPT: AtomicBool = AtomicBool::new(false);
+/// Iterations that saw a Ctrl-C the debugger's hook has not taken yet.
+static UNTAKEN_INTERRUPTS: AtomicU64 = AtomicU64::new(0);
+/// Iterations a Ctrl-C waits for the hook (a body without nodes never
+/// reaches it) before the Loop stops with an error as without a debugger.
+const MAX_UNTAKEN_INTERRUPTS: u64 = 1000;
+
+/// Whether a debugged run is active (set by the shell's `run`).
+pub fn set_pause_on_interrupt(on: bool) {
+    PAUSE_ON_INTERRUPT.store(on, Ordering::Relaxed);
+    UNTAKEN_INTERRUPTS.store(0, Ordering::Relaxed);
+}
 
 /// Asks the running command to stop (Ctrl-C); async-signal-safe, so a
 /// SIGINT handler may call it. Runs stop between nodes and between Loop
@@ -30,6 +44,7 @@ pub fn interrupted() -> bool {
 /// Forgets an earlier Ctrl-C (before each command).
 pub fn clear_interrupt() {
     INTERRUPTED.store(false, Ordering::Relaxed);
+    UNTAKEN_INTERRUPTS.store(0, Ordering::Relaxed);
 }
 
 pub fn max_iterations() -> u64 {
@@ -51,7 +66,10 @@ pub fn set_max_events(n: usize) {
 /// Refuses iteration `i` (counted from 0) of a Loop or Scan past the bound.
 /// Also stops at a Ctrl-C.
 pub fn check_iteration(i: u64, what: &str) -> Result<(), String> {
-    if interrupted() {
+    if interrupted()
+        && !(PAUSE_ON_INTERRUPT.load(Ordering::Relaxed)
+            && UNTAKEN_INTERRUPTS.fetch_add(1, Ordering::Relaxed) < MAX_UNTAKEN_INTERRUPTS)
+    {
         return Err(format!("{what} interrupted (Ctrl-C) at iteration {i}"));
     }
     let max = max_iterations();

@@ -4,7 +4,9 @@
 //! intermediates.
 
 pub mod backend;
+pub mod break_condition;
 pub mod compare;
+pub mod debug;
 pub mod dump;
 pub mod events;
 mod inline;

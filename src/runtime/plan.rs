@@ -52,6 +52,8 @@ pub struct RunOptions {
     /// Sees every value written (`dump` with release on); a run with an
     /// observer does not use the constant cache, so it sees every node.
     pub on_value: Option<ValueObserver>,
+    /// The debugger's hook (breakpoints, stepping, watches); `None` costs nothing.
+    pub debug: Option<Arc<dyn super::debug::Hook>>,
 }
 
 impl fmt::Debug for RunOptions {
@@ -61,6 +63,7 @@ impl fmt::Debug for RunOptions {
             .field("release", &self.release)
             .field("max_values", &self.max_values)
             .field("on_value", &self.on_value.as_ref().map(|_| "observer"))
+            .field("debug", &self.debug.as_ref().map(|_| "hook"))
             .finish()
     }
 }
@@ -72,6 +75,7 @@ impl Default for RunOptions {
             release: false,
             max_values: 8,
             on_value: None,
+            debug: None,
         }
     }
 }
@@ -113,6 +117,23 @@ struct Step {
     outputs: Vec<Option<String>>,
     /// Intermediates whose last consumer is this step.
     release: Vec<String>,
+}
+
+impl Step {
+    /// Where the debugger's hook sees this step.
+    fn at<'a>(&'a self, position: usize, depth: usize, scope: &'a str) -> super::debug::At<'a> {
+        super::debug::At {
+            index: self.index,
+            op_type: &self.op_type,
+            domain: &self.domain,
+            name: &self.name,
+            depth,
+            scope,
+            position,
+            inputs: &self.inputs,
+            outputs: &self.outputs,
+        }
+    }
 }
 
 /// A graph's outputs (in order) and every value it still holds.
@@ -678,6 +699,16 @@ impl Plan {
             if cache.is_some() && self.const_step[si] {
                 continue;
             }
+            if let Some(h) = &opts.debug {
+                let view = super::debug::View {
+                    local: values,
+                    cached,
+                    init: &self.init_values,
+                    outer,
+                };
+                h.before(&step.at(si, depth, scope), &view)
+                    .map_err(KernelError)?;
+            }
             if super::limits::interrupted() {
                 return Err(KernelError(format!(
                     "interrupted (Ctrl-C) before node {} ({})",
@@ -794,6 +825,16 @@ impl Plan {
                     f(name, &v, Some(step.index), depth);
                 }
                 values.insert(name.clone(), v);
+            }
+            if let Some(h) = &opts.debug {
+                let view = super::debug::View {
+                    local: values,
+                    cached,
+                    init: &self.init_values,
+                    outer,
+                };
+                h.after(&step.at(si, depth, scope), &view)
+                    .map_err(KernelError)?;
             }
             if log.is_some() {
                 let mut ev = Event::bare(EventAction::RunNode, EventKind::Node, &step.name);
