@@ -481,6 +481,9 @@ struct InputRow {
     note: String,
 }
 
+/// Alive values `where` lists as text (JSON lists them all).
+const WHERE_ALIVE_ROWS: usize = 12;
+
 pub fn cmd_where(s: &mut Session, a: &Args) -> R<Flow> {
     if !a.rest.trim().is_empty() {
         return Err("where takes no arguments (besides --format)".into());
@@ -581,8 +584,11 @@ pub fn cmd_where(s: &mut Session, a: &Args) -> R<Flow> {
         text.push_str(&d.render(Format::Table));
     }
     let total: usize = alive.iter().map(|(_, b)| b).sum();
-    let mut al = Data::new(&["alive", "bytes"], Json::Null);
-    for (n, b) in &alive {
+    // the largest first; a real model holds hundreds of small weights
+    let mut largest: Vec<&(String, usize)> = alive.iter().collect();
+    largest.sort_by(|x, y| y.1.cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
+    let mut al = Data::new(&["alive (largest first)", "bytes"], Json::Null);
+    for (n, b) in largest.iter().take(WHERE_ALIVE_ROWS) {
         al.rows.push(vec![quote_name(n), b.to_string()]);
     }
     text.push_str(&format!(
@@ -593,6 +599,12 @@ pub fn cmd_where(s: &mut Session, a: &Args) -> R<Flow> {
     ));
     text.push('\n');
     text.push_str(&al.render(Format::Table));
+    if alive.len() > WHERE_ALIVE_ROWS {
+        text.push_str(&format!(
+            "\n... and {} smaller (where --format json lists every value)",
+            alive.len() - WHERE_ALIVE_ROWS
+        ));
+    }
     s.say(text);
     Ok(Flow::Continue)
 }
