@@ -602,6 +602,22 @@ impl Plan {
         Ok((outs, values))
     }
 
+    /// What the debugger sees of a scope: its values, the constant cache,
+    /// the initializers and the enclosing scopes.
+    fn view<'a>(
+        &'a self,
+        local: &'a HashMap<String, Value>,
+        cached: &'a HashMap<String, Value>,
+        outer: &'a [&'a HashMap<String, Value>],
+    ) -> super::debug::View<'a> {
+        super::debug::View {
+            local,
+            cached,
+            init: &self.init_values,
+            outer,
+        }
+    }
+
     /// Runs the steps with `values` as the scope's value map (left as it
     /// was at a failure) and returns the graph outputs.
     #[allow(clippy::too_many_arguments)]
@@ -700,14 +716,11 @@ impl Plan {
                 continue;
             }
             if let Some(h) = &opts.debug {
-                let view = super::debug::View {
-                    local: values,
-                    cached,
-                    init: &self.init_values,
-                    outer,
-                };
-                h.before(&step.at(si, depth, scope), &view)
-                    .map_err(KernelError)?;
+                h.before(
+                    &step.at(si, depth, scope),
+                    &self.view(values, cached, outer),
+                )
+                .map_err(KernelError)?;
             }
             if super::limits::interrupted() {
                 return Err(KernelError(format!(
@@ -827,14 +840,11 @@ impl Plan {
                 values.insert(name.clone(), v);
             }
             if let Some(h) = &opts.debug {
-                let view = super::debug::View {
-                    local: values,
-                    cached,
-                    init: &self.init_values,
-                    outer,
-                };
-                h.after(&step.at(si, depth, scope), &view)
-                    .map_err(KernelError)?;
+                h.after(
+                    &step.at(si, depth, scope),
+                    &self.view(values, cached, outer),
+                )
+                .map_err(KernelError)?;
             }
             if log.is_some() {
                 let mut ev = Event::bare(EventAction::RunNode, EventKind::Node, &step.name);
