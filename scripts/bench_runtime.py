@@ -47,6 +47,7 @@ def parse_args():
     p.add_argument("--runs", type=int, default=10, help="timed runs per round (default 10)")
     p.add_argument("--warmup", type=int, default=2, help="warm-up runs per round (default 2)")
     p.add_argument("--no-transformer", action="store_true", help="leave out the transformer block")
+    p.add_argument("--only", default="", help="comma-separated substrings: bench only the models whose name has one")
     return p.parse_args()
 
 
@@ -114,6 +115,9 @@ def main():
     if not args.no_transformer and not args.models:
         cases.append(transformer_case(tmp))
 
+    if args.only:
+        keys = args.only.split(",")
+        cases = [c for c in cases if any(k in c[0] for k in keys)]
     print(f"onnxruntime {ort.__version__}; {args.rounds} rounds x {args.runs} runs (+{args.warmup} warm-up) per engine; "
           f"median ms; ratio = onnx-light / onnxruntime (< 1: onnx-light faster)")
     header = f"{'model':<34} {'threads':>7} {'onnx-light':>11} {'onnxruntime':>12} {'ratio':>7}"

@@ -98,7 +98,7 @@ pub fn transpose(info: &NodeInfo) -> Result<Kernel, KernelError> {
             None => (0..r).rev().collect(),
         };
         let out_shape: Vec<usize> = perm.iter().map(|&a| x.shape()[a]).collect();
-        let block = super::transpose_tiled::as_batched_2d(x.shape(), &perm);
+        let block = super::transpose_tiled::as_block_swap(x.shape(), &perm);
         Ok(vec![Value::Tensor(map_array!(x, a => {
             let tiled = block.zip(a.as_slice()).and_then(|(dims, s)| {
                 super::transpose_tiled::transpose(s, dims, &out_shape)

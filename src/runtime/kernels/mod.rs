@@ -19,6 +19,7 @@ pub mod pool_fast;
 pub mod random;
 pub mod reduce;
 pub mod rnn;
+pub mod rows_f32;
 pub mod sequence;
 pub mod signal;
 pub mod strings;

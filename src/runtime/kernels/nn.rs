@@ -198,6 +198,15 @@ fn soft_kernel(info: &NodeInfo, kind: SoftKind) -> Result<Kernel, KernelError> {
     Ok(Box::new(move |_, ins| {
         let x = float_in(ins, 0, "softmax")?;
         let (outer, len, inner) = soft_split(x.shape(), axis, opset)?;
+        if let (Tensor::F32(a), 1, SoftKind::Softmax | SoftKind::LogSoftmax) = (x, inner, kind) {
+            if let Some(src) = a.as_slice() {
+                let log = kind == SoftKind::LogSoftmax;
+                let y = super::rows_f32::softmax_rows(src, len, log);
+                return Ok(vec![
+                    Tensor::F32(ArrayD::from_shape_vec(a.raw_dim(), y)?).into()
+                ]);
+            }
+        }
         let mut v = to_f64s(x, "input")?;
         soft_compute(kind, &mut v, outer, len, inner);
         Ok(vec![from_f64s(x.dtype(), x.shape(), v)?.into()])
@@ -397,6 +406,22 @@ pub fn layer_norm(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let sh = x.shape().to_vec();
         let a = norm_axis(axis, sh.len())?;
         let block: usize = sh[a..].iter().product();
+        let mut stat_shape = sh[..a].to_vec();
+        stat_shape.resize(sh.len(), 1);
+        let st = match stash {
+            1 => DataType::Float,
+            11 => DataType::Double,
+            10 => DataType::Float16,
+            16 => DataType::Bfloat16,
+            _ => x.dtype(),
+        };
+        if let Some((y, means, invs)) = layer_norm_f32(x, ins, a, eps)? {
+            return Ok(vec![
+                Tensor::F32(ArrayD::from_shape_vec(IxDyn(&sh), y)?).into(),
+                from_f64s(st, &stat_shape, means)?.into(),
+                from_f64s(st, &stat_shape, invs)?.into(),
+            ]);
+        }
         let mut v = to_f64s(x, "X")?;
         let (means, invs) = standardize(&mut v, block, eps);
         let scale = broadcast_to(tensor_in(ins, 1)?, &sh, "Scale")?;
@@ -407,21 +432,62 @@ pub fn layer_norm(info: &NodeInfo) -> Result<Kernel, KernelError> {
         for (i, y) in v.iter_mut().enumerate() {
             *y = *y * scale[i] + bias.as_ref().map_or(0.0, |b| b[i]);
         }
-        let mut stat_shape = sh[..a].to_vec();
-        stat_shape.resize(sh.len(), 1);
-        let st = match stash {
-            1 => DataType::Float,
-            11 => DataType::Double,
-            10 => DataType::Float16,
-            16 => DataType::Bfloat16,
-            _ => x.dtype(),
-        };
         Ok(vec![
             from_f64s(x.dtype(), &sh, v)?.into(),
             from_f64s(st, &stat_shape, means)?.into(),
             from_f64s(st, &stat_shape, invs)?.into(),
         ])
     }))
+}
+
+/// LayerNormalization on the f32 fast path when it applies: a contiguous
+/// float32 input, and a float32 Scale (and B) holding exactly one value per
+/// element of the normalised block. `None` sends the caller to the f64 path.
+type LayerNormRows = (Vec<f32>, Vec<f64>, Vec<f64>);
+fn layer_norm_f32(
+    x: &Tensor,
+    ins: &[Option<&Value>],
+    axis: usize,
+    eps: f64,
+) -> Result<Option<LayerNormRows>, KernelError> {
+    let Tensor::F32(a) = x else { return Ok(None) };
+    let Some(src) = a.as_slice() else {
+        return Ok(None);
+    };
+    let block: usize = a.shape()[axis..].iter().product();
+    // Scale and B must have the block's own shape (leading 1s aside): the
+    // f64 path broadcasts anything else, or refuses it
+    let trim = |d: &[usize]| {
+        d.iter()
+            .skip_while(|&&n| n == 1)
+            .copied()
+            .collect::<Vec<_>>()
+    };
+    let block_dims = trim(&a.shape()[axis..]);
+    let per_block = |t: &Tensor| match t {
+        Tensor::F32(s) if trim(s.shape()) == block_dims => s.as_slice().map(|v| v.to_vec()),
+        _ => None,
+    };
+    let Some(scale) = per_block(tensor_in(ins, 1)?) else {
+        return Ok(None);
+    };
+    let bias = match opt_tensor_in(ins, 2)? {
+        Some(b) => match per_block(b) {
+            Some(v) => Some(v),
+            None => return Ok(None),
+        },
+        None => None,
+    };
+    if block == 0 {
+        return Ok(None);
+    }
+    Ok(Some(super::rows_f32::layer_norm_rows(
+        src,
+        block,
+        eps,
+        &scale,
+        bias.as_deref(),
+    )))
 }
 
 pub fn group_norm(info: &NodeInfo) -> Result<Kernel, KernelError> {
