@@ -329,7 +329,12 @@ impl Tensor {
             )));
         }
         Ok(map_array!(self, a => {
-            let flat: Vec<_> = a.iter().cloned().collect();
+            // a row-major buffer is copied whole; any other layout is read
+            // in logical order
+            let flat: Vec<_> = match a.as_slice() {
+                Some(s) => s.to_vec(),
+                None => a.iter().cloned().collect(),
+            };
             ArrayD::from_shape_vec(IxDyn(shape), flat).expect("element count checked")
         }))
     }

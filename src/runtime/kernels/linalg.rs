@@ -1,5 +1,6 @@
 //! Matrix products: MatMul (numpy semantics, batched with broadcasting).
-//! f32/f64 go through `matrixmultiply`'s packed GEMM; other numeric types
+//! f32/f64 go through `matrixmultiply`'s packed GEMM (split into row blocks
+//! over the rayon pool, so `config threads` governs it); other numeric types
 //! use a plain loop with wrapping integer arithmetic.
 
 use super::broadcast_shapes;
@@ -63,54 +64,130 @@ macro_rules! gemm_half {
 }
 gemm_half!(half::f16, half::bf16);
 
-impl Gemm for f32 {
-    fn gemm(m: usize, k: usize, n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
-        // SAFETY: a, b, c are contiguous row-major buffers of m*k, k*n and
-        // m*n elements (checked by the caller), with the strides given.
-        unsafe {
-            matrixmultiply::sgemm(
-                m,
-                k,
-                n,
-                1.0,
-                a.as_ptr(),
-                k as isize,
-                1,
-                b.as_ptr(),
-                n as isize,
-                1,
-                0.0,
-                c.as_mut_ptr(),
-                n as isize,
-                1,
-            )
-        }
-    }
+/// A strided operand of [`par_gemm`]: its first element and the steps
+/// between rows and between columns, in elements.
+#[derive(Clone, Copy)]
+struct Operand<T> {
+    ptr: *const T,
+    row: isize,
+    col: isize,
 }
 
-impl Gemm for f64 {
-    fn gemm(m: usize, k: usize, n: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
-        // SAFETY: as for f32.
+/// matrixmultiply's `sgemm` / `dgemm`: (m, k, n, alpha, a, a's row and
+/// column strides, b, b's strides, beta, c, c's strides).
+type PackedGemm<T> = unsafe fn(
+    usize,
+    usize,
+    usize,
+    T,
+    *const T,
+    isize,
+    isize,
+    *const T,
+    isize,
+    isize,
+    T,
+    *mut T,
+    isize,
+    isize,
+);
+
+/// Products smaller than this many multiply-adds run on one thread.
+const PAR_MIN_MACS: usize = 1 << 20;
+/// Fewest rows of the output one thread computes.
+const PAR_MIN_ROWS: usize = 32;
+
+/// `c = alpha · a(m×k) · b(k×n) + beta · c` with `c` row-major (row stride
+/// `n`), through `matrixmultiply`. A large product is split into blocks of
+/// rows, one per thread of the current rayon pool, so `config threads N`
+/// decides how many cores it uses (matrixmultiply's own threading, which
+/// ignores the pool, is not compiled in).
+///
+/// # Safety
+/// `a` and `b` must address m×k and k×n elements with the given strides,
+/// and `c` must address m×n writable elements, not overlapping `a` or `b`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn par_gemm<T: Copy + Send + Sync>(
+    gemm: PackedGemm<T>,
+    (m, k, n): (usize, usize, usize),
+    alpha: T,
+    a: Operand<T>,
+    b: Operand<T>,
+    beta: T,
+    c: *mut T,
+) {
+    let threads = rayon::current_num_threads();
+    let blocks = if threads > 1 && m.saturating_mul(k).saturating_mul(n) >= PAR_MIN_MACS {
+        threads.min(m / PAR_MIN_ROWS).max(1)
+    } else {
+        1
+    };
+    if blocks == 1 {
+        gemm(
+            m, k, n, alpha, a.ptr, a.row, a.col, b.ptr, b.row, b.col, beta, c, n as isize, 1,
+        );
+        return;
+    }
+    let per = m.div_ceil(blocks);
+    // raw pointers are not Send: the blocks receive addresses, and each
+    // writes a disjoint range of rows of `c`
+    let (pa, pb, pc) = (a.ptr as usize, b.ptr as usize, c as usize);
+    let elem = std::mem::size_of::<T>() as isize;
+    use rayon::prelude::*;
+    (0..blocks).into_par_iter().for_each(|bi| {
+        let r0 = bi * per;
+        let rows = per.min(m.saturating_sub(r0));
+        if rows == 0 {
+            return;
+        }
+        let a0 = (pa as isize + r0 as isize * a.row * elem) as *const T;
+        let c0 = (pc + r0 * n * elem as usize) as *mut T;
+        // SAFETY: rows r0..r0+rows of a and c lie within the extents the
+        // caller guarantees; blocks write disjoint rows of c.
         unsafe {
-            matrixmultiply::dgemm(
-                m,
+            gemm(
+                rows,
                 k,
                 n,
-                1.0,
-                a.as_ptr(),
-                k as isize,
-                1,
-                b.as_ptr(),
-                n as isize,
-                1,
-                0.0,
-                c.as_mut_ptr(),
+                alpha,
+                a0,
+                a.row,
+                a.col,
+                pb as *const T,
+                b.row,
+                b.col,
+                beta,
+                c0,
                 n as isize,
                 1,
             )
         }
-    }
+    });
 }
+
+macro_rules! gemm_packed {
+    ($t:ty, $f:path) => {
+        impl Gemm for $t {
+            fn gemm(m: usize, k: usize, n: usize, a: &[$t], b: &[$t], c: &mut [$t]) {
+                let a = Operand {
+                    ptr: a.as_ptr(),
+                    row: k as isize,
+                    col: 1,
+                };
+                let b = Operand {
+                    ptr: b.as_ptr(),
+                    row: n as isize,
+                    col: 1,
+                };
+                // SAFETY: a, b, c are contiguous row-major buffers of m*k,
+                // k*n and m*n elements (checked by the caller).
+                unsafe { par_gemm($f, (m, k, n), 1.0, a, b, 0.0, c.as_mut_ptr()) }
+            }
+        }
+    };
+}
+gemm_packed!(f32, matrixmultiply::sgemm);
+gemm_packed!(f64, matrixmultiply::dgemm);
 
 fn matmul_typed<T: Gemm>(a: &Tensor, b: &Tensor) -> Result<Tensor, KernelError> {
     let (Some(x), Some(y)) = (T::view(a), T::view(b)) else {
@@ -262,23 +339,26 @@ fn gemm_f32(
         // SAFETY: the pointers and strides describe the ndarray views x2
         // and y2 (m×k and k×n, checked above) and the owned m×n output;
         // matrixmultiply reads and writes only within those extents.
+        let a = Operand {
+            ptr: x2.as_ptr(),
+            row: xs[0],
+            col: xs[1],
+        };
+        let b = Operand {
+            ptr: y2.as_ptr(),
+            row: ys[0],
+            col: ys[1],
+        };
         unsafe {
-            matrixmultiply::sgemm(
-                m,
-                k,
-                n,
+            par_gemm(
+                matrixmultiply::sgemm,
+                (m, k, n),
                 alpha,
-                x2.as_ptr(),
-                xs[0],
-                xs[1],
-                y2.as_ptr(),
-                ys[0],
-                ys[1],
+                a,
+                b,
                 beta_eff,
                 out.as_mut_ptr(),
-                n as isize,
-                1,
-            );
+            )
         }
     }
     Ok(out.into_dyn())
@@ -733,6 +813,44 @@ pub fn einsum(info: &NodeInfo) -> Result<Kernel, KernelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn arr(shape: &[usize], seed: usize) -> ArrayD<f32> {
+        let n: usize = shape.iter().product();
+        let v = (0..n).map(|i| ((i * 7919 + seed) % 23) as f32 * 0.125 - 1.0);
+        ArrayD::from_shape_vec(ndarray::IxDyn(shape), v.collect()).unwrap()
+    }
+
+    #[test]
+    fn row_blocks_on_two_threads_give_the_one_thread_product() {
+        let pool = |n| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap()
+        };
+        let (x, y) = (arr(&[3, 150, 300], 1), arr(&[300, 70], 2));
+        let one = pool(1).install(|| matmul_arrays(&x, &y).unwrap());
+        let two = pool(2).install(|| matmul_arrays(&x, &y).unwrap());
+        assert_eq!(one, two);
+        // against a plain triple loop
+        let mut want = 0f64;
+        for p in 0..300 {
+            want += x[[2, 149, p]] as f64 * y[[p, 69]] as f64;
+        }
+        assert!((one[[2, 149, 69]] as f64 - want).abs() < 1e-3);
+        // Gemm with a transposed (strided) A, alpha, beta and a broadcast C
+        let (a, b, c) = (arr(&[300, 150], 3), arr(&[300, 70], 4), arr(&[70], 5));
+        let p = (true, false, 0.5, 2.0);
+        let g1 = pool(1).install(|| gemm_f32(&a, &b, Some(&c), p).unwrap());
+        let g2 = pool(2).install(|| gemm_f32(&a, &b, Some(&c), p).unwrap());
+        assert_eq!(g1, g2);
+        let mut want = 0f64;
+        for q in 0..300 {
+            want += a[[q, 149]] as f64 * b[[q, 69]] as f64;
+        }
+        let want = 0.5 * want + 2.0 * c[[69]] as f64;
+        assert!((g1[[149, 69]] as f64 - want).abs() < 1e-3);
+    }
 
     #[test]
     fn half_matmul_accumulates_in_f32() {
