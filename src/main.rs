@@ -1,7 +1,8 @@
 //! The `onnx-light` binary: a thin shell over the library (SPEC §1).
 
 use onnx_light::repl::{self, ScriptEnd, Session};
-use onnx_light::runtime::backend;
+use onnx_light::runtime::conformance;
+use onnx_light::runtime::tolerance::Tolerance;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,7 +44,7 @@ use onnx_light::repl::render::{print_error as err_line, print_line as out};
 
 fn run_test(args: &[String]) -> ExitCode {
     let mut json = false;
-    let mut tol = backend::Tolerance::default();
+    let mut tol = Tolerance::default();
     let mut paths: Vec<PathBuf> = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -81,7 +82,7 @@ fn run_test(args: &[String]) -> ExitCode {
         eprintln!("error: 'test' needs at least one folder\n{USAGE}");
         return ExitCode::from(2);
     }
-    let cases = match backend::collect_cases(&paths) {
+    let cases = match conformance::collect_cases(&paths) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
@@ -100,7 +101,7 @@ fn run_test(args: &[String]) -> ExitCode {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
         );
-        let r = backend::run_case(c, &tol);
+        let r = conformance::run_case(c, &tol);
         if !json {
             let line = if r.passed {
                 format!("ok {}", r.name)
