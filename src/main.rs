@@ -1,7 +1,10 @@
 //! The `onnx-light` binary: a thin shell over the library (SPEC §1).
 
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 use onnx_light::repl::{self, ScriptEnd, Session};
-use onnx_light::runtime::backend;
+use onnx_light::runtime::conformance;
+use onnx_light::runtime::tolerance::Tolerance;
+use std::ffi::OsString;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,6 +27,64 @@ options:
   -h, --help     this help
   -V, --version  the version";
 
+/// The command line. Parsing is clap's; the usage text is [`USAGE`] (clap's
+/// own help and version flags are replaced by ours, so `-h` prints USAGE).
+/// `--no-color` is global: it may come before or after `test` and `help`.
+#[derive(Parser, Debug)]
+#[command(
+    name = "onnx-light",
+    disable_help_flag = true,
+    disable_version_flag = true,
+    disable_help_subcommand = true,
+    args_override_self = true
+)]
+struct Args {
+    /// plain output (also NO_COLOR=1, or when stdout is not a terminal)
+    #[arg(long = "no-color", global = true)]
+    no_color: bool,
+    /// report a failing script line and continue
+    #[arg(long = "keep-going")]
+    keep_going: bool,
+    /// this help
+    #[arg(short = 'h', long = "help", global = true)]
+    help: bool,
+    /// the version
+    #[arg(short = 'V', long = "version")]
+    version: bool,
+    /// commands given inline (`;` or newline separated); repeatable
+    #[arg(short = 'c', value_name = "CMD", allow_hyphen_values = true)]
+    inline: Vec<String>,
+    /// scripts to run in one session (`-` reads standard input)
+    #[arg(value_name = "FILE.repl")]
+    scripts: Vec<String>,
+    #[command(subcommand)]
+    command: Option<Sub>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Sub {
+    /// run ONNX backend test folders
+    Test {
+        /// the per-case results as JSON
+        #[arg(long)]
+        json: bool,
+        /// relative tolerance (floats)
+        #[arg(long, value_name = "R", allow_hyphen_values = true)]
+        rtol: Option<String>,
+        /// absolute tolerance (floats)
+        #[arg(long, value_name = "A", allow_hyphen_values = true)]
+        atol: Option<String>,
+        /// case folders, or folders holding them
+        #[arg(value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
+    /// this help and the shell's commands
+    Help {
+        #[arg(value_name = "COMMAND")]
+        topic: Vec<String>,
+    },
+}
+
 /// What to run, in the order given on the command line.
 enum Source {
     Inline(String),
@@ -39,49 +100,86 @@ struct Cli {
     err_color: bool,
 }
 
-use onnx_light::repl::render::{print_error as err_line, print_line as out};
+/// A bad invocation: the message and the usage on stderr, exit 2 (SPEC §1).
+fn bad_invocation(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}\n{USAGE}");
+    ExitCode::from(2)
+}
 
-fn run_test(args: &[String]) -> ExitCode {
-    let mut json = false;
-    let mut tol = backend::Tolerance::default();
-    let mut paths: Vec<PathBuf> = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--json" => json = true,
-            // accepted here too: `test` never colours its output
-            "--no-color" => {}
-            "--rtol" | "--atol" => {
-                let v = it.next().map(|v| (v, v.parse::<f64>()));
-                let v = match v {
-                    Some((_, Ok(v))) if v.is_finite() && v >= 0.0 => v,
-                    Some((v, _)) => {
-                        eprintln!("error: {a} needs a non-negative number, got '{v}'\n{USAGE}");
-                        return ExitCode::from(2);
-                    }
-                    None => {
-                        eprintln!("error: {a} needs a number\n{USAGE}");
-                        return ExitCode::from(2);
-                    }
-                };
-                if a == "--rtol" {
-                    tol.rtol = v;
-                } else {
-                    tol.atol = v;
-                }
-            }
-            bad if bad.starts_with('-') => {
-                eprintln!("error: unknown option '{bad}' for 'test'\n{USAGE}");
-                return ExitCode::from(2);
-            }
-            path => paths.push(PathBuf::from(path)),
+/// A clap error in the words of the rest of the shell.
+fn clap_message(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let invalid = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(a)) => a.split_whitespace().next().unwrap_or("").to_string(),
+        _ => String::new(),
+    };
+    match e.kind() {
+        ErrorKind::UnknownArgument => format!("unknown option '{invalid}'"),
+        ErrorKind::InvalidValue | ErrorKind::NoEquals if invalid == "-c" => {
+            "-c needs a command string".to_string()
+        }
+        ErrorKind::InvalidValue | ErrorKind::NoEquals if !invalid.is_empty() => {
+            format!("{invalid} needs a value")
+        }
+        ErrorKind::InvalidUtf8 => "arguments must be valid UTF-8".to_string(),
+        _ => {
+            // clap's own first line, without its `error: ` prefix
+            let text = e.render().to_string();
+            let line = text.lines().next().unwrap_or("bad arguments");
+            line.strip_prefix("error: ").unwrap_or(line).to_string()
         }
     }
-    if paths.is_empty() {
-        eprintln!("error: 'test' needs at least one folder\n{USAGE}");
-        return ExitCode::from(2);
+}
+
+/// The `-c` strings and scripts, in the order they were given.
+fn sources_in_order(m: &ArgMatches) -> Vec<Source> {
+    let mut ordered: Vec<(usize, Source)> = Vec::new();
+    if let (Some(at), Some(values)) = (m.indices_of("inline"), m.get_many::<String>("inline")) {
+        ordered.extend(at.zip(values).map(|(i, c)| (i, Source::Inline(c.clone()))));
     }
-    let cases = match backend::collect_cases(&paths) {
+    if let (Some(at), Some(values)) = (m.indices_of("scripts"), m.get_many::<String>("scripts")) {
+        ordered.extend(at.zip(values).map(|(i, p)| {
+            let src = if p == "-" {
+                Source::Stdin
+            } else {
+                Source::Script(PathBuf::from(p))
+            };
+            (i, src)
+        }));
+    }
+    ordered.sort_by_key(|(i, _)| *i);
+    ordered.into_iter().map(|(_, s)| s).collect()
+}
+
+use onnx_light::repl::render::{print_error as err_line, print_line as out};
+
+/// A tolerance given on the command line: a finite, non-negative number.
+fn tolerance_arg(flag: &str, v: Option<&String>, default: f64) -> Result<f64, String> {
+    let Some(v) = v else { return Ok(default) };
+    match v.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!("{flag} needs a non-negative number, got '{v}'")),
+    }
+}
+
+fn run_test(
+    json: bool,
+    rtol: Option<&String>,
+    atol: Option<&String>,
+    paths: &[PathBuf],
+) -> ExitCode {
+    let default = Tolerance::default();
+    let tol = match (
+        tolerance_arg("--rtol", rtol, default.rtol),
+        tolerance_arg("--atol", atol, default.atol),
+    ) {
+        (Ok(rtol), Ok(atol)) => Tolerance { rtol, atol },
+        (Err(e), _) | (_, Err(e)) => return bad_invocation(&e),
+    };
+    if paths.is_empty() {
+        return bad_invocation("'test' needs at least one folder");
+    }
+    let cases = match conformance::collect_cases(paths) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
@@ -100,7 +198,7 @@ fn run_test(args: &[String]) -> ExitCode {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
         );
-        let r = backend::run_case(c, &tol);
+        let r = conformance::run_case(c, &tol);
         if !json {
             let line = if r.passed {
                 format!("ok {}", r.name)
@@ -206,71 +304,58 @@ fn main() -> ExitCode {
 }
 
 fn shell_main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    // `test` and `help` may follow the global flags: `onnx-light --no-color test DIR`
-    let first = args.iter().position(|a| !a.starts_with('-'));
-    if let Some(t) = first.filter(|&t| args[..t].iter().all(|a| a == "--no-color")) {
-        match args[t].as_str() {
-            "test" => return run_test(&args[t + 1..]),
-            "help" => return run_help(&args[t + 1..]),
-            _ => {}
+    shell_with_args(std::env::args_os().collect())
+}
+
+fn shell_with_args(argv: Vec<OsString>) -> ExitCode {
+    let matches = match Args::command().try_get_matches_from(argv) {
+        Ok(m) => m,
+        Err(e) => return bad_invocation(&clap_message(&e)),
+    };
+    let args = match Args::from_arg_matches(&matches) {
+        Ok(a) => a,
+        Err(e) => return bad_invocation(&clap_message(&e)),
+    };
+    if args.help {
+        out(USAGE);
+        return ExitCode::SUCCESS;
+    }
+    if args.version {
+        out(&format!("onnx-light {}", env!("CARGO_PKG_VERSION")));
+        return ExitCode::SUCCESS;
+    }
+    if let Some(sub) = &args.command {
+        let name = match sub {
+            Sub::Test { .. } => "test",
+            Sub::Help { .. } => "help",
+        };
+        // script-mode options mean nothing to `test` and `help`
+        if args.keep_going || !args.inline.is_empty() {
+            let what = if args.keep_going {
+                "--keep-going"
+            } else {
+                "-c"
+            };
+            return bad_invocation(&format!("{what} does not go with '{name}'"));
         }
+        return match sub {
+            Sub::Test {
+                json,
+                rtol,
+                atol,
+                paths,
+            } => run_test(*json, rtol.as_ref(), atol.as_ref(), paths),
+            Sub::Help { topic } => run_help(topic),
+        };
     }
     catch_ctrl_c();
-    let wants_color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let wants_color = !args.no_color && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let mut cli = Cli {
-        sources: vec![],
-        keep_going: false,
+        sources: sources_in_order(&matches),
+        keep_going: args.keep_going,
         color: wants_color && std::io::stdout().is_terminal(),
         err_color: wants_color && std::io::stderr().is_terminal(),
     };
-    let mut i = 0;
-    let mut options_done = false;
-    while i < args.len() {
-        let a = args[i].as_str();
-        if options_done {
-            cli.sources.push(if a == "-" {
-                Source::Stdin
-            } else {
-                Source::Script(PathBuf::from(a))
-            });
-            i += 1;
-            continue;
-        }
-        match a {
-            "--" => options_done = true,
-            "-" => cli.sources.push(Source::Stdin),
-            "--no-color" => {
-                cli.color = false;
-                cli.err_color = false;
-            }
-            "--keep-going" => cli.keep_going = true,
-            "-h" | "--help" => {
-                out(USAGE);
-                return ExitCode::SUCCESS;
-            }
-            "-V" | "--version" => {
-                out(&format!("onnx-light {}", env!("CARGO_PKG_VERSION")));
-                return ExitCode::SUCCESS;
-            }
-            "-c" => {
-                i += 1;
-                match args.get(i) {
-                    Some(c) => cli.sources.push(Source::Inline(c.clone())),
-                    None => {
-                        eprintln!("error: -c needs a command string\n{USAGE}");
-                        return ExitCode::from(2);
-                    }
-                }
-            }
-            a if a.starts_with('-') => {
-                eprintln!("error: unknown option '{a}'\n{USAGE}");
-                return ExitCode::from(2);
-            }
-            a => cli.sources.push(Source::Script(PathBuf::from(a))),
-        }
-        i += 1;
-    }
     if cli
         .sources
         .iter()
@@ -278,8 +363,7 @@ fn shell_main() -> ExitCode {
         .count()
         > 1
     {
-        eprintln!("error: '-' (standard input) given more than once\n{USAGE}");
-        return ExitCode::from(2);
+        return bad_invocation("'-' (standard input) given more than once");
     }
     // the prompt and table colours follow stdout, error colours stderr
     colored::control::set_override(cli.color);
@@ -329,13 +413,8 @@ fn shell_main() -> ExitCode {
 
 /// `onnx-light help [COMMAND]`: the usage, then the shell's command list
 /// (or one command's help).
-fn run_help(args: &[String]) -> ExitCode {
+fn run_help(topic: &[String]) -> ExitCode {
     let mut s = Session::new();
-    let topic = args
-        .iter()
-        .filter(|a| *a != "--no-color")
-        .cloned()
-        .collect::<Vec<_>>();
     match s.execute(&format!("help {}", topic.join(" "))) {
         Ok((text, _)) => {
             if topic.is_empty() {

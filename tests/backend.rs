@@ -5,7 +5,8 @@
 
 mod common;
 
-use onnx_light::runtime::backend::{collect_cases, run_case, Tolerance};
+use onnx_light::runtime::conformance::{collect_cases, run_case};
+use onnx_light::runtime::tolerance::Tolerance;
 use std::path::PathBuf;
 
 fn suite_dir() -> PathBuf {
@@ -50,7 +51,8 @@ fn backend_pass_count_does_not_drop() {
 /// too, and a run with events (no cache) the same.
 #[test]
 fn constant_cache_gives_the_same_outputs() {
-    use onnx_light::runtime::backend::{compare_values, load_case, Tolerance};
+    use onnx_light::runtime::conformance::load_case;
+    use onnx_light::runtime::tolerance::{compare_values, Tolerance};
     use onnx_light::runtime::{Plan, RunOptions};
     let root = common::models_dir();
     if !root.is_dir() {

@@ -8,8 +8,8 @@ use ndarray::{ArrayD, IxDyn};
 use onnx_light::proto::{
     AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, ValueInfoProto,
 };
-use onnx_light::runtime::backend::Tolerance;
 use onnx_light::runtime::random_draws::check;
+use onnx_light::runtime::tolerance::Tolerance;
 use onnx_light::runtime::{Plan, RunOptions};
 use onnx_light::tensor::{Tensor, Value};
 use std::collections::HashMap;

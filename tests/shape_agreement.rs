@@ -6,7 +6,7 @@
 
 mod common;
 
-use onnx_light::runtime::backend::{collect_cases, load_case};
+use onnx_light::runtime::conformance::{collect_cases, load_case};
 use onnx_light::runtime::{EventAction, EventKind, Plan, RunOptions};
 use onnx_light::shape::{self, CheckStatus, TypeInfo};
 use std::path::PathBuf;

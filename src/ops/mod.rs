@@ -24,6 +24,7 @@ mod tables;
 
 pub use attrs::{AttrTypeError, Attrs};
 
+use crate::proto::canonical_domain;
 use crate::runtime::KernelBuilder;
 use crate::shape::ShapeRule;
 
@@ -38,18 +39,10 @@ pub struct OpDef {
     pub kernel: Option<KernelBuilder>,
 }
 
-fn norm_domain(d: &str) -> &str {
-    if d == "ai.onnx" {
-        ""
-    } else {
-        d
-    }
-}
-
 /// Finds the operator for a node's domain, op type and the model's opset
 /// version of that domain.
 pub fn lookup(domain: &str, op_type: &str, opset: i64) -> Option<&'static OpDef> {
-    let domain = norm_domain(domain);
+    let domain = canonical_domain(domain);
     tables::all()
         .filter(|d| d.domain == domain && d.op_type == op_type && d.since <= opset)
         .max_by_key(|d| d.since)

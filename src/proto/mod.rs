@@ -6,8 +6,10 @@
 mod generated {
     include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
 }
+mod domain;
 mod external;
 
+pub use domain::{canonical_domain, display_domain};
 pub use external::{resolve_external_data, write_model_files, ExternalOptions, PendingData};
 pub use generated::*;
 
@@ -134,11 +136,10 @@ pub fn externalize(
 /// The opset version a model imports for a domain (`""` and `ai.onnx` are
 /// the same domain).
 pub fn opset_version(model: &ModelProto, domain: &str) -> Option<i64> {
-    let norm = |d: &str| if d == "ai.onnx" { "" } else { d }.to_string();
-    let want = norm(domain);
+    let want = canonical_domain(domain);
     model
         .opset_import
         .iter()
-        .find(|o| norm(o.domain()) == want)
+        .find(|o| canonical_domain(o.domain()) == want)
         .map(|o| o.version())
 }

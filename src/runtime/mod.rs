@@ -3,9 +3,9 @@
 //! value's last consumer), the executor, the event log and release of
 //! intermediates.
 
-pub mod backend;
 pub mod break_condition;
 pub mod compare;
+pub mod conformance;
 pub mod debug;
 pub mod dump;
 pub mod events;
@@ -15,6 +15,7 @@ pub mod kernels;
 pub mod limits;
 mod plan;
 pub mod random_draws;
+pub mod tolerance;
 pub mod usage;
 
 pub use events::{Event, EventAction, EventKind, EventNode};

@@ -3,7 +3,10 @@
 use super::events::{Event, EventAction, EventKind, EventNode};
 use super::kernel::{Kernel, KernelError, NodeInfo, RunCtx};
 use crate::ops::{self, Attrs};
-use crate::proto::{GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TypeProto};
+use crate::proto::{
+    canonical_domain, display_domain, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
+    TypeProto,
+};
 use crate::tensor::{self, DataType, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
@@ -173,14 +176,7 @@ type Opsets = BTreeMap<String, i64>;
 
 fn opsets_of(list: &[OperatorSetIdProto]) -> Opsets {
     list.iter()
-        .map(|o| {
-            let d = if o.domain() == "ai.onnx" {
-                ""
-            } else {
-                o.domain()
-            };
-            (d.to_string(), o.version())
-        })
+        .map(|o| (canonical_domain(o.domain()).to_string(), o.version()))
         .collect()
 }
 
@@ -248,12 +244,9 @@ impl Plan {
         let mut opsets = opsets_of(&model.opset_import);
         for f in &model.functions {
             for o in &f.opset_import {
-                let d = if o.domain() == "ai.onnx" {
-                    ""
-                } else {
-                    o.domain()
-                };
-                opsets.entry(d.to_string()).or_insert(o.version());
+                opsets
+                    .entry(canonical_domain(o.domain()).to_string())
+                    .or_insert(o.version());
             }
         }
         match super::inline::expand_functions(model)? {
@@ -381,11 +374,7 @@ impl Plan {
         let mut steps = Vec::with_capacity(nodes.len());
         for (pos, &i) in order.iter().enumerate() {
             let n = &nodes[i];
-            let domain = if n.domain() == "ai.onnx" {
-                ""
-            } else {
-                n.domain()
-            };
+            let domain = canonical_domain(n.domain());
             let opset = match opsets.get(domain) {
                 Some(&v) => v,
                 None => {
@@ -400,7 +389,7 @@ impl Plan {
                     "{}: operator '{}' of domain '{}' (opset {opset}) is not supported",
                     label(i, n),
                     n.op_type(),
-                    if domain.is_empty() { "ai.onnx" } else { domain }
+                    display_domain(domain)
                 ))
             })?;
             let builder = def.kernel.ok_or_else(|| {

@@ -12,7 +12,7 @@
 //!   within the tolerance, the mask agrees with it, and the dropped fraction
 //!   is within 4 standard deviations (plus one element) of r.
 
-use super::backend::Tolerance;
+use super::tolerance::Tolerance;
 use crate::proto::{GraphProto, NodeProto};
 use crate::tensor::{Tensor, Value};
 use std::collections::HashMap;

@@ -6,7 +6,9 @@ use super::ctx::{InferCtx, SymValue};
 use super::types::{Dim, TypeInfo};
 use crate::expr::{Bindings, Expr};
 use crate::ops::{self, Attrs};
-use crate::proto::{FunctionProto, GraphProto, ModelProto, NodeProto, ValueInfoProto};
+use crate::proto::{
+    canonical_domain, FunctionProto, GraphProto, ModelProto, NodeProto, ValueInfoProto,
+};
 use crate::tensor::{self, DataType};
 use serde::Serialize;
 use std::cell::Cell;
@@ -186,21 +188,13 @@ fn sym_value_of(t: &crate::proto::TensorProto) -> Option<SymValue> {
     SymValue::of_tensor(&tensor::from_proto(t).ok()?)
 }
 
-fn norm_domain(d: &str) -> &str {
-    if d == "ai.onnx" {
-        ""
-    } else {
-        d
-    }
-}
-
 /// Infers every value of a model, writes the inferred types of node outputs
 /// to `graph.value_info`, and returns the report.
 pub fn infer_model(model: &mut ModelProto) -> InferReport {
     let opsets = model
         .opset_import
         .iter()
-        .map(|o| (norm_domain(o.domain()).to_string(), o.version()))
+        .map(|o| (canonical_domain(o.domain()).to_string(), o.version()))
         .collect();
     let functions = model
         .functions
@@ -208,7 +202,7 @@ pub fn infer_model(model: &mut ModelProto) -> InferReport {
         .map(|f| {
             (
                 (
-                    norm_domain(f.domain()).to_string(),
+                    canonical_domain(f.domain()).to_string(),
                     f.name().to_string(),
                     f.overload().to_string(),
                 ),
@@ -370,7 +364,7 @@ impl Engine {
         }
         let mut opsets = (*self.opsets).clone();
         for o in &f.opset_import {
-            opsets.insert(norm_domain(o.domain()).to_string(), o.version());
+            opsets.insert(canonical_domain(o.domain()).to_string(), o.version());
         }
         let absent: BTreeSet<&str> = f
             .input
@@ -541,7 +535,7 @@ impl Engine {
                     }
                 })
                 .collect();
-            let domain = norm_domain(node.domain());
+            let domain = canonical_domain(node.domain());
             let n_out = node.output.len();
             let mut outs: Vec<Option<TypeInfo>> = vec![None; n_out];
             let mut out_values: Vec<Option<SymValue>> = vec![None; n_out];
