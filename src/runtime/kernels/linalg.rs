@@ -63,8 +63,56 @@ macro_rules! gemm_half {
 }
 gemm_half!(half::f16, half::bf16);
 
+/// `c = a · b` for a left operand of at most [`SMALL_M`] rows (matrix-vector,
+/// one token at a time): `b` is read once, in place and in order (no packed
+/// copy), in column blocks of [`SMALL_NB`] so that the rows of `c` being
+/// updated stay in cache, four rows of `b` per pass over them.
+const SMALL_M: usize = 4;
+const SMALL_NB: usize = 1024;
+
+fn gemm_small_m_f32(m: usize, k: usize, n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
+    c.fill(0.0);
+    let mut jb = 0;
+    while jb < n {
+        let je = (jb + SMALL_NB).min(n);
+        let mut kk = 0;
+        while kk + 4 <= k {
+            let w0 = &b[kk * n + jb..kk * n + je];
+            let w1 = &b[(kk + 1) * n + jb..(kk + 1) * n + je];
+            let w2 = &b[(kk + 2) * n + jb..(kk + 2) * n + je];
+            let w3 = &b[(kk + 3) * n + jb..(kk + 3) * n + je];
+            for i in 0..m {
+                let x = &a[i * k + kk..i * k + kk + 4];
+                let (x0, x1, x2, x3) = (x[0], x[1], x[2], x[3]);
+                let ci = &mut c[i * n + jb..i * n + je];
+                for ((((cv, &v0), &v1), &v2), &v3) in ci.iter_mut().zip(w0).zip(w1).zip(w2).zip(w3)
+                {
+                    *cv += x0 * v0 + x1 * v1 + x2 * v2 + x3 * v3;
+                }
+            }
+            kk += 4;
+        }
+        while kk < k {
+            let w = &b[kk * n + jb..kk * n + je];
+            for i in 0..m {
+                let x = a[i * k + kk];
+                let ci = &mut c[i * n + jb..i * n + je];
+                for (cv, &v) in ci.iter_mut().zip(w) {
+                    *cv += x * v;
+                }
+            }
+            kk += 1;
+        }
+        jb = je;
+    }
+}
+
 impl Gemm for f32 {
     fn gemm(m: usize, k: usize, n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
+        if m <= SMALL_M {
+            gemm_small_m_f32(m, k, n, a, b, c);
+            return;
+        }
         // SAFETY: a, b, c are contiguous row-major buffers of m*k, k*n and
         // m*n elements (checked by the caller), with the strides given.
         unsafe {
@@ -733,6 +781,25 @@ pub fn einsum(info: &NodeInfo) -> Result<Kernel, KernelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn small_left_operand_matches_the_packed_gemm() {
+        // m = 1..=4 take the in-place path, m = 5 the packed one; k with a
+        // remainder of four, n across a column block
+        let (k, n) = (7, SMALL_NB + 3);
+        let b: Vec<f32> = (0..k * n).map(|i| ((i * 7919) % 13) as f32 - 6.0).collect();
+        for m in 1..=5 {
+            let a: Vec<f32> = (0..m * k).map(|i| ((i * 31) % 5) as f32 - 2.0).collect();
+            let mut c = vec![f32::NAN; m * n];
+            <f32 as Gemm>::gemm(m, k, n, &a, &b, &mut c);
+            for i in 0..m {
+                for j in 0..n {
+                    let want: f32 = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+                    assert_eq!(c[i * n + j], want, "m={m} i={i} j={j}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn half_matmul_accumulates_in_f32() {

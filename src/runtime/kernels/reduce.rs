@@ -158,7 +158,13 @@ fn reduce_int<T: Num>(op: Red, g: &Group<T>) -> Result<T, KernelError> {
                 a
             }
         }),
-        Red::Min => fold(T::from_f64(f64::INFINITY), &|a, v| if v < a { v } else { a }),
+        Red::Min => fold(T::from_f64(f64::INFINITY), &|a, v| {
+            if v < a {
+                v
+            } else {
+                a
+            }
+        }),
         Red::Prod => fold(T::one(), &|a, v| a.mul(v)),
         Red::L1 => fold(T::zero(), &|a, v| a.add(abs(v))),
         Red::SumSquare => fold(T::zero(), &|a, v| a.add(v.mul(v))),
@@ -405,8 +411,8 @@ mod tests {
 
     #[test]
     fn leading_and_strided_axes_reduce_in_place() {
-        let a = ArrayD::from_shape_vec(IxDyn(&[2, 3, 2]), (0..12).map(|v| v as f32).collect())
-            .unwrap();
+        let a =
+            ArrayD::from_shape_vec(IxDyn(&[2, 3, 2]), (0..12).map(|v| v as f32).collect()).unwrap();
         let x = Tensor::F32(a.clone());
         // over the first axis: groups are strided
         let y = reduce_tensor(&x, &[true, false, false], false, Red::Sum).unwrap();
@@ -422,7 +428,10 @@ mod tests {
             Tensor::from_vec(&[2, 3, 1], vec![6f32, 8., 10., 7., 9., 11.]).unwrap()
         );
         let y = reduce_tensor(&t, &[true, true, true], false, Red::SumSquare).unwrap();
-        assert_eq!(y, Tensor::scalar((0..12).map(|v| (v * v) as f32).sum::<f32>()));
+        assert_eq!(
+            y,
+            Tensor::scalar((0..12).map(|v| (v * v) as f32).sum::<f32>())
+        );
     }
 
     #[test]
