@@ -195,7 +195,7 @@ fn reduce_typed<T: Num>(x: &Tensor, mask: &[bool], op: Red) -> Result<Vec<T>, Ke
     };
     if let (true, Some(flat)) = (a.is_standard_layout(), v.as_slice()) {
         // the reduced axes are the last ones (or all): contiguous groups
-        let r = if groups == 0 { 0 } else { flat.len() / groups };
+        let r = flat.len().checked_div(groups).unwrap_or(0);
         for g in 0..groups {
             out.push(one(Group::Slice(&flat[g * r..(g + 1) * r]))?);
         }
