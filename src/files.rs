@@ -95,7 +95,7 @@ pub fn read_regular(path: &Path) -> io::Result<Bytes> {
         // while it is mapped can no longer be read; onnx-light itself never
         // writes a file in place (see `AtomicTarget`).
         let map = unsafe { memmap2::MmapOptions::new().map_copy_read_only(&file)? };
-        Ok(Bytes::from_owner(Mapping(map)))
+        Ok(Bytes::from_owner(Mapping::new(map)))
     } else {
         let mut buf = Vec::new();
         buf.try_reserve_exact(len as usize)
@@ -120,13 +120,76 @@ pub fn read_text(path: &Path) -> io::Result<String> {
     String::from_utf8(bytes.to_vec()).map_err(|_| refuse("not a UTF-8 text file"))
 }
 
-/// Owns a mapping for [`Bytes::from_owner`].
+/// Owns a mapping for [`Bytes::from_owner`]; its address range is listed
+/// in [`MAPPINGS`] while it lives.
 struct Mapping(memmap2::Mmap);
+
+/// The address ranges (start, length) of the live [`Mapping`]s: only pages
+/// inside one of them are ever given back by [`release_mapped_pages`].
+static MAPPINGS: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
+
+fn mappings() -> std::sync::MutexGuard<'static, Vec<(usize, usize)>> {
+    MAPPINGS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Mapping {
+    fn new(map: memmap2::Mmap) -> Mapping {
+        mappings().push((map.as_ptr() as usize, map.len()));
+        Mapping(map)
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        let start = self.0.as_ptr() as usize;
+        let mut m = mappings();
+        if let Some(i) = m.iter().position(|&(s, _)| s == start) {
+            m.swap_remove(i);
+        }
+        // the field unmaps after this
+    }
+}
 
 impl AsRef<[u8]> for Mapping {
     fn as_ref(&self) -> &[u8] {
         &self.0
     }
+}
+
+/// Gives back the resident pages of `bytes` when it lies inside a file
+/// mapping made by [`read_regular`] (a no-op otherwise): once a tensor has
+/// been copied out of a mapped file, its pages need not stay counted in the
+/// process's memory next to the copy. The mapping is private and never
+/// written, so reading the range again later refills it from the file.
+/// Only whole pages inside `bytes` are released.
+pub fn release_mapped_pages(bytes: &[u8]) {
+    let page = page_size();
+    let lo = (bytes.as_ptr() as usize).next_multiple_of(page);
+    let hi = (bytes.as_ptr() as usize + bytes.len()) / page * page;
+    if hi <= lo {
+        return;
+    }
+    // the lock keeps the mapping alive (its drop takes the lock) while the
+    // range is advised
+    let m = mappings();
+    if m.iter().any(|&(s, len)| lo >= s && hi <= s + len) {
+        // SAFETY: [lo, hi) is page-aligned and inside a live private,
+        // read-only file mapping that nothing writes: MADV_DONTNEED only
+        // drops its resident pages, and later reads fault them back in from
+        // the file with the same content.
+        unsafe {
+            libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_DONTNEED);
+        }
+    }
+}
+
+fn page_size() -> usize {
+    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *PAGE.get_or_init(|| {
+        // SAFETY: sysconf has no preconditions
+        let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        usize::try_from(p).ok().filter(|&p| p > 0).unwrap_or(4096)
+    })
 }
 
 /// How many symlinks [`AtomicTarget::new`] follows before giving up.

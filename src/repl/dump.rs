@@ -123,7 +123,6 @@ pub(super) fn cmd_dump(s: &mut Session, a: &Args) -> R<Flow> {
 
     let inits: HashMap<&str, &Value> = p
         .initializer_values()
-        .iter()
         .map(|(n, v)| (n.as_str(), v))
         .collect();
     let held = |name: &str| last.held.get(name).or_else(|| inits.get(name).copied());

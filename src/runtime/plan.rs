@@ -153,8 +153,10 @@ pub struct InputDecl {
 pub struct Plan {
     inputs: Vec<InputDecl>,
     input_names: Vec<String>,
-    initializers: Vec<(String, Value)>,
-    /// The same initializers by name (read in place, never copied per run).
+    /// Initializer names in file order (each value is stored once, in
+    /// `init_values`).
+    init_order: Vec<String>,
+    /// The initializers by name (read in place, never copied per run).
     init_values: HashMap<String, Value>,
     steps: Vec<Step>,
     outputs: Vec<String>,
@@ -256,13 +258,21 @@ impl Plan {
     }
 
     fn for_graph(graph: &GraphProto, opsets: &Opsets, nested: bool) -> Result<Plan, PlanError> {
-        let mut initializers = Vec::with_capacity(graph.initializer.len());
+        let mut init_order = Vec::with_capacity(graph.initializer.len());
+        let mut init_values = HashMap::with_capacity(graph.initializer.len());
         let mut init_names = HashSet::new();
         for t in &graph.initializer {
             let v = tensor::from_proto(t)
                 .map_err(|e| PlanError(format!("initializer '{}': {e}", t.name())))?;
             init_names.insert(t.name().to_string());
-            initializers.push((t.name().to_string(), Value::Tensor(v)));
+            // a name given twice keeps its last value (as a lookup by name
+            // always did), listed once
+            if init_values
+                .insert(t.name().to_string(), Value::Tensor(v))
+                .is_none()
+            {
+                init_order.push(t.name().to_string());
+            }
         }
         if !graph.sparse_initializer.is_empty() {
             return Err(PlanError(
@@ -456,11 +466,10 @@ impl Plan {
             }
             const_step.push(ok);
         }
-        let init_values = initializers.iter().cloned().collect();
         Ok(Plan {
             inputs,
             input_names,
-            initializers,
+            init_order,
             init_values,
             steps,
             outputs,
@@ -498,16 +507,17 @@ impl Plan {
     }
 
     /// The graph's initializers, in file order.
-    pub fn initializer_values(&self) -> &[(String, Value)] {
-        &self.initializers
+    pub fn initializer_values(&self) -> impl Iterator<Item = (&String, &Value)> {
+        self.init_order
+            .iter()
+            .filter_map(|n| self.init_values.get_key_value(n))
     }
 
     /// Inputs the caller must give (those without an initializer).
     pub fn required_inputs(&self) -> Vec<&InputDecl> {
-        let inits: HashSet<&str> = self.initializers.iter().map(|(n, _)| n.as_str()).collect();
         self.inputs
             .iter()
-            .filter(|i| !inits.contains(i.name.as_str()))
+            .filter(|i| !self.init_values.contains_key(&i.name))
             .collect()
     }
 
@@ -655,12 +665,12 @@ impl Plan {
             // a subgraph input may have no value (an omitted Loop input)
             if depth == 0
                 && !values.contains_key(&decl.name)
-                && !self.initializers.iter().any(|(n, _)| n == &decl.name)
+                && !self.init_values.contains_key(&decl.name)
             {
                 return Err(KernelError(format!("input '{}' is not set", decl.name)));
             }
         }
-        for (name, v) in &self.initializers {
+        for (name, v) in self.initializer_values() {
             if values.contains_key(name) {
                 continue;
             }

@@ -72,10 +72,28 @@ fn from_raw<T, const N: usize>(
     f: impl Fn([u8; N]) -> T,
 ) -> Result<Vec<T>, TensorError> {
     check_count(p, raw.len(), n * N, "raw_data (bytes)")?;
-    Ok(raw
-        .chunks_exact(N)
-        .map(|c| f(c.try_into().expect("chunk of N bytes")))
-        .collect())
+    // copied block by block; a block of a mapped file is given back to the
+    // system once copied (with the block before it, for the page they share),
+    // so a weight is not held twice while it is converted or afterwards
+    const BLOCK: usize = 1 << 23;
+    let step = BLOCK / N * N;
+    let mut out = Vec::with_capacity(n);
+    let mut prev = 0;
+    let mut at = 0;
+    while at < raw.len() {
+        let end = (at + step).min(raw.len());
+        out.extend(
+            raw[at..end]
+                .chunks_exact(N)
+                .map(|c| f(c.try_into().expect("chunk of N bytes"))),
+        );
+        if raw.len() >= 1 << 16 {
+            crate::files::release_mapped_pages(&raw[prev..end]);
+        }
+        prev = at;
+        at = end;
+    }
+    Ok(out)
 }
 
 fn arr<T>(shape: &[usize], v: Vec<T>) -> ArrayD<T> {

@@ -64,6 +64,89 @@ macro_rules! gemm_half {
 }
 gemm_half!(half::f16, half::bf16);
 
+/// `c = a · b` for a left operand of at most [`SMALL_M`] rows (matrix-vector,
+/// one token at a time): `b` is read once, in place and in order (no packed
+/// copy), in column blocks of [`SMALL_NB`] so that the rows of `c` being
+/// updated stay in cache, four rows of `b` per pass over them.
+const SMALL_M: usize = 4;
+const SMALL_NB: usize = 1024;
+
+fn gemm_small_m_f32(m: usize, k: usize, n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
+    let blocks = n.div_ceil(SMALL_NB);
+    if rayon::current_num_threads() > 1 && blocks > 1 && k.saturating_mul(n) >= PAR_MIN_MACS {
+        // column blocks in parallel, each into its own m x SMALL_NB buffer
+        use rayon::prelude::*;
+        let parts: Vec<(usize, Vec<f32>)> = (0..blocks)
+            .into_par_iter()
+            .map(|bi| {
+                let (jb, je) = (bi * SMALL_NB, ((bi + 1) * SMALL_NB).min(n));
+                let mut part = vec![0f32; m * (je - jb)];
+                small_m_columns(m, k, n, a, b, (jb, je), &mut part, je - jb, 0);
+                (jb, part)
+            })
+            .collect();
+        for (jb, part) in parts {
+            let w = part.len() / m.max(1);
+            for i in 0..m {
+                c[i * n + jb..i * n + jb + w].copy_from_slice(&part[i * w..(i + 1) * w]);
+            }
+        }
+        return;
+    }
+    c.fill(0.0);
+    for bi in 0..blocks {
+        let (jb, je) = (bi * SMALL_NB, ((bi + 1) * SMALL_NB).min(n));
+        small_m_columns(m, k, n, a, b, (jb, je), c, n, jb);
+    }
+}
+
+/// Columns `jb..je` of `a · b` added into `c`, whose row `i` starts at
+/// `i * ldc` and whose column `jb` is at offset `c0` within the row.
+#[allow(clippy::too_many_arguments)]
+fn small_m_columns(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: &[f32],
+    b: &[f32],
+    (jb, je): (usize, usize),
+    c: &mut [f32],
+    ldc: usize,
+    c0: usize,
+) {
+    let w = je - jb;
+    {
+        let mut kk = 0;
+        while kk + 4 <= k {
+            let w0 = &b[kk * n + jb..kk * n + je];
+            let w1 = &b[(kk + 1) * n + jb..(kk + 1) * n + je];
+            let w2 = &b[(kk + 2) * n + jb..(kk + 2) * n + je];
+            let w3 = &b[(kk + 3) * n + jb..(kk + 3) * n + je];
+            for i in 0..m {
+                let x = &a[i * k + kk..i * k + kk + 4];
+                let (x0, x1, x2, x3) = (x[0], x[1], x[2], x[3]);
+                let ci = &mut c[i * ldc + c0..i * ldc + c0 + w];
+                for ((((cv, &v0), &v1), &v2), &v3) in ci.iter_mut().zip(w0).zip(w1).zip(w2).zip(w3)
+                {
+                    *cv += x0 * v0 + x1 * v1 + x2 * v2 + x3 * v3;
+                }
+            }
+            kk += 4;
+        }
+        while kk < k {
+            let row = &b[kk * n + jb..kk * n + je];
+            for i in 0..m {
+                let x = a[i * k + kk];
+                let ci = &mut c[i * ldc + c0..i * ldc + c0 + w];
+                for (cv, &v) in ci.iter_mut().zip(row) {
+                    *cv += x * v;
+                }
+            }
+            kk += 1;
+        }
+    }
+}
+
 /// A strided operand of [`par_gemm`]: its first element and the steps
 /// between rows and between columns, in elements.
 #[derive(Clone, Copy)]
@@ -186,8 +269,39 @@ macro_rules! gemm_packed {
         }
     };
 }
-gemm_packed!(f32, matrixmultiply::sgemm);
 gemm_packed!(f64, matrixmultiply::dgemm);
+
+impl Gemm for f32 {
+    fn gemm(m: usize, k: usize, n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
+        if m <= SMALL_M {
+            gemm_small_m_f32(m, k, n, a, b, c);
+            return;
+        }
+        let a = Operand {
+            ptr: a.as_ptr(),
+            row: k as isize,
+            col: 1,
+        };
+        let b = Operand {
+            ptr: b.as_ptr(),
+            row: n as isize,
+            col: 1,
+        };
+        // SAFETY: a, b, c are contiguous row-major buffers of m*k, k*n and
+        // m*n elements (checked by the caller).
+        unsafe {
+            par_gemm(
+                matrixmultiply::sgemm,
+                (m, k, n),
+                1.0,
+                a,
+                b,
+                0.0,
+                c.as_mut_ptr(),
+            )
+        }
+    }
+}
 
 fn matmul_typed<T: Gemm>(a: &Tensor, b: &Tensor) -> Result<Tensor, KernelError> {
     let (Some(x), Some(y)) = (T::view(a), T::view(b)) else {
@@ -850,6 +964,35 @@ mod tests {
         }
         let want = 0.5 * want + 2.0 * c[[69]] as f64;
         assert!((g1[[149, 69]] as f64 - want).abs() < 1e-3);
+        // a few left rows against a wide weight: column blocks in parallel
+        let (x, y) = (arr(&[3, 512], 6), arr(&[512, 2500], 7));
+        let one = pool(1).install(|| matmul_arrays(&x, &y).unwrap());
+        let two = pool(2).install(|| matmul_arrays(&x, &y).unwrap());
+        assert_eq!(one, two);
+        let mut want = 0f64;
+        for p in 0..512 {
+            want += x[[2, p]] as f64 * y[[p, 2499]] as f64;
+        }
+        assert!((one[[2, 2499]] as f64 - want).abs() < 1e-3);
+    }
+
+    #[test]
+    fn small_left_operand_matches_the_packed_gemm() {
+        // m = 1..=4 take the in-place path, m = 5 the packed one; k with a
+        // remainder of four, n across a column block
+        let (k, n) = (7, SMALL_NB + 3);
+        let b: Vec<f32> = (0..k * n).map(|i| ((i * 7919) % 13) as f32 - 6.0).collect();
+        for m in 1..=5 {
+            let a: Vec<f32> = (0..m * k).map(|i| ((i * 31) % 5) as f32 - 2.0).collect();
+            let mut c = vec![f32::NAN; m * n];
+            <f32 as Gemm>::gemm(m, k, n, &a, &b, &mut c);
+            for i in 0..m {
+                for j in 0..n {
+                    let want: f32 = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+                    assert_eq!(c[i * n + j], want, "m={m} i={i} j={j}");
+                }
+            }
+        }
     }
 
     #[test]
