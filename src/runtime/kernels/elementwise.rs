@@ -1171,6 +1171,7 @@ mod tests {
         };
         let mut cx = crate::runtime::kernel::RunCtx {
             runner: &mut runner,
+            parts: None,
         };
         let mut out = kernel(&mut cx, &refs)?;
         Ok(out.remove(0).into_tensor().expect("a tensor"))
