@@ -329,7 +329,11 @@ impl Tensor {
             )));
         }
         Ok(map_array!(self, a => {
-            let flat: Vec<_> = a.iter().cloned().collect();
+            // a contiguous array is copied in one piece
+            let flat: Vec<_> = match a.as_slice() {
+                Some(s) => s.to_vec(),
+                None => a.iter().cloned().collect(),
+            };
             ArrayD::from_shape_vec(IxDyn(shape), flat).expect("element count checked")
         }))
     }

@@ -473,14 +473,79 @@ float_ops!(
     acosh => f64::acosh,
     atanh => f64::atanh,
     erf_op => erf,
-    sigmoid => sigmoid_f,
     // the spec: x * max(0, min(1, alpha * x + beta)), alpha = 1/6, beta = 0.5
     hard_swish => |v| v * (v * (1.0 / 6.0) + 0.5).clamp(0.0, 1.0),
     mish => |v| v * softplus_f(v).tanh(),
     softplus => softplus_f,
     softsign => |v| v / (1.0 + v.abs()),
-    tanh => f64::tanh,
 );
+
+/// A float kernel whose float32 inputs are computed in float32 by `f32f`
+/// (a contiguous array); other types and layouts go through `f` in f64.
+fn float_kernel_f32(name: &'static str, f32f: fn(f32) -> f32, f: fn(f64) -> f64) -> Kernel {
+    Box::new(move |_, ins| {
+        let x = tensor_in(ins, 0)?;
+        if let Tensor::F32(a) = x {
+            if let Some(src) = a.as_slice() {
+                let mut out = vec![0f32; src.len()];
+                let run = |o: &mut [f32], s: &[f32]| {
+                    for (o, &v) in o.iter_mut().zip(s) {
+                        *o = f32f(v);
+                    }
+                };
+                if src.len() >= 2 * MAP_CHUNK && rayon::current_num_threads() > 1 {
+                    use rayon::prelude::*;
+                    out.par_chunks_mut(MAP_CHUNK)
+                        .zip(src.par_chunks(MAP_CHUNK))
+                        .for_each(|(o, s)| run(o, s));
+                } else {
+                    run(&mut out, src);
+                }
+                return Ok(vec![Value::Tensor(Tensor::F32(ArrayD::from_shape_vec(
+                    a.raw_dim(),
+                    out,
+                )?))]);
+            }
+        }
+        Ok(vec![Value::Tensor(map_float(name, x, f)?)])
+    })
+}
+
+pub fn sigmoid(_: &NodeInfo) -> Result<Kernel, KernelError> {
+    Ok(float_kernel_f32("sigmoid", sigmoid_f32, sigmoid_f))
+}
+
+pub fn tanh(_: &NodeInfo) -> Result<Kernel, KernelError> {
+    Ok(float_kernel_f32("tanh", tanh_f32, f64::tanh))
+}
+
+/// Sigmoid in float32: the exponential of a non-positive number only, so
+/// it never overflows; relative error a few float32 ulps.
+fn sigmoid_f32(v: f32) -> f32 {
+    if v >= 0.0 {
+        1.0 / (1.0 + (-v).exp())
+    } else {
+        let e = v.exp();
+        e / (1.0 + e)
+    }
+}
+
+/// Tanh in float32 through expm1 of a non-positive number: no overflow and
+/// no cancellation near zero (tanh x = -t / (t + 2), t = expm1(-2|x|)).
+fn tanh_f32(v: f32) -> f32 {
+    if v.is_nan() {
+        return v;
+    }
+    let t = (-2.0 * v.abs()).exp_m1();
+    let r = -t / (t + 2.0);
+    if v < 0.0 {
+        -r
+    } else if v == 0.0 {
+        v
+    } else {
+        r
+    }
+}
 
 pub fn swish(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let alpha = info.attrs.float_or("alpha", 1.0) as f64;
