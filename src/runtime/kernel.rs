@@ -5,6 +5,7 @@ use super::plan::Plan;
 use crate::ops::Attrs;
 use crate::proto::NodeProto;
 use crate::tensor::{Tensor, TensorError, Value};
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -78,6 +79,23 @@ impl<'a> NodeInfo<'a> {
     }
 }
 
+/// The steps of a subgraph that depend only on values fixed for a whole
+/// Loop (see `Plan::hoisting`): computed once before the first iteration.
+#[derive(Clone, Debug, Default)]
+pub struct Hoisting {
+    /// Per step (execution order): computed once.
+    pub mask: Vec<bool>,
+    /// The names those steps produce.
+    pub outputs: HashSet<String>,
+}
+
+impl Hoisting {
+    /// How many steps are hoisted.
+    pub fn count(&self) -> usize {
+        self.mask.iter().filter(|&&m| m).count()
+    }
+}
+
 /// A built kernel: inputs (absent optional inputs are `None`) to outputs.
 pub type Kernel =
     Box<dyn Fn(&mut RunCtx, &[Option<&Value>]) -> Result<Vec<Value>, KernelError> + Send + Sync>;
@@ -89,10 +107,23 @@ pub type KernelBuilder = fn(&NodeInfo) -> Result<Kernel, KernelError>;
 pub(crate) type SubgraphRunner<'a> =
     dyn FnMut(&Plan, Vec<(String, Value)>) -> Result<Vec<Value>, KernelError> + 'a;
 
+/// Runs part of a subgraph plan (loop-invariant hoisting); returns the
+/// scope's outputs and the values it holds at the end.
+pub(crate) type PartRunner<'a> = dyn FnMut(
+        &Plan,
+        Vec<(String, Value)>,
+        super::plan::Part<'_>,
+    ) -> Result<(Vec<Value>, HashMap<String, Value>), KernelError>
+    + 'a;
+
 /// What a running kernel can reach besides its inputs: subgraph execution
 /// with the enclosing scopes' values.
 pub struct RunCtx<'a> {
     pub(crate) runner: &'a mut SubgraphRunner<'a>,
+    /// Partial subgraph runs, offered only when nothing observes the run
+    /// (no events, no debugger, no value observer): a hoisted step is then
+    /// not reported once per iteration.
+    pub(crate) parts: Option<&'a mut PartRunner<'a>>,
 }
 
 impl RunCtx<'_> {
@@ -110,6 +141,54 @@ impl RunCtx<'_> {
             .zip(inputs)
             .collect::<Vec<_>>();
         (self.runner)(plan, named)
+    }
+
+    /// Whether this run may compute a subgraph's loop-invariant steps once
+    /// (see [`RunCtx::run_invariant`]).
+    pub fn can_hoist(&self) -> bool {
+        self.parts.is_some()
+    }
+
+    /// Runs only the steps of `hoist` with the subgraph's inputs `inputs`
+    /// (the invariant ones, by name) and returns the values they produce.
+    pub fn run_invariant(
+        &mut self,
+        plan: &Plan,
+        inputs: Vec<(String, Value)>,
+        hoist: &Hoisting,
+    ) -> Result<HashMap<String, Value>, KernelError> {
+        let Some(parts) = self.parts.as_mut() else {
+            return Err(KernelError::new(
+                "hoisting is not available in an observed run",
+            ));
+        };
+        let (_, mut values) = parts(plan, inputs, super::plan::Part::Invariant(&hoist.mask))?;
+        values.retain(|k, _| hoist.outputs.contains(k));
+        Ok(values)
+    }
+
+    /// Runs the steps not in `hoist`, reading the hoisted ones from `pre`
+    /// (from [`RunCtx::run_invariant`]); like [`RunCtx::run_subgraph`].
+    pub fn run_variant(
+        &mut self,
+        plan: &Plan,
+        inputs: Vec<Value>,
+        hoist: &Hoisting,
+        pre: &HashMap<String, Value>,
+    ) -> Result<Vec<Value>, KernelError> {
+        let Some(parts) = self.parts.as_mut() else {
+            return Err(KernelError::new(
+                "hoisting is not available in an observed run",
+            ));
+        };
+        let named = plan
+            .input_names()
+            .iter()
+            .cloned()
+            .zip(inputs)
+            .collect::<Vec<_>>();
+        let (outs, _) = parts(plan, named, super::plan::Part::Variant(&hoist.mask, pre))?;
+        Ok(outs)
     }
 }
 

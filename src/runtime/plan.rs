@@ -120,6 +120,18 @@ struct Step {
     outputs: Vec<Option<String>>,
     /// Intermediates whose last consumer is this step.
     release: Vec<String>,
+    /// The node has subgraphs (reads enclosing scopes implicitly).
+    nested: bool,
+}
+
+/// Which steps a partial run of a subgraph executes (loop-invariant
+/// hoisting, see [`Plan::hoisting`]).
+#[derive(Clone, Copy)]
+pub(crate) enum Part<'a> {
+    /// Only the hoisted steps; no outputs are collected.
+    Invariant(&'a [bool]),
+    /// Every other step, the hoisted results read from the map.
+    Variant(&'a [bool], &'a HashMap<String, Value>),
 }
 
 impl Step {
@@ -442,6 +454,7 @@ impl Plan {
                     .map(|s| (!s.is_empty()).then(|| s.clone()))
                     .collect(),
                 release: std::mem::take(&mut release[pos]),
+                nested: !implicit_inputs(n).is_empty(),
             });
         }
         let input_set: HashSet<&str> = graph.input.iter().map(|i| i.name()).collect();
@@ -477,6 +490,45 @@ impl Plan {
             const_overridable,
             const_cache: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The steps whose inputs stay the same across a Loop's iterations:
+    /// `invariant` body inputs (carried values the body passes through
+    /// unchanged), names from enclosing scopes, the body's initializers and
+    /// the results of such steps; deterministic operators without subgraphs
+    /// only. `None` when no step qualifies.
+    pub(crate) fn hoisting(&self, invariant: &[String]) -> Option<super::kernel::Hoisting> {
+        let produced: HashSet<&str> = self
+            .steps
+            .iter()
+            .flat_map(|s| s.outputs.iter().flatten().map(|o| o.as_str()))
+            .collect();
+        // values of this scope that may change between iterations
+        let mut variant: HashSet<&str> = self
+            .input_names
+            .iter()
+            .map(|s| s.as_str())
+            .filter(|n| !invariant.iter().any(|i| i == n) || produced.contains(n))
+            .chain(produced.iter().copied())
+            .collect();
+        let mut hoist = super::kernel::Hoisting::default();
+        for step in &self.steps {
+            let ok = !step.nested
+                && !is_nondeterministic(&step.op_type)
+                && step
+                    .inputs
+                    .iter()
+                    .flatten()
+                    .all(|n| !variant.contains(n.as_str()));
+            if ok {
+                for o in step.outputs.iter().flatten() {
+                    variant.remove(o.as_str());
+                    hoist.outputs.insert(o.clone());
+                }
+            }
+            hoist.mask.push(ok);
+        }
+        (hoist.count() > 0).then_some(hoist)
     }
 
     /// Declared graph inputs (including those with an initializer default).
@@ -572,7 +624,7 @@ impl Plan {
             return (RunResult::default(), Some(e));
         }
         let mut held = HashMap::with_capacity(self.steps.len() * 2);
-        let result = self.exec_into(&mut held, given, &[], opts, &mut log, 0, "");
+        let result = self.exec_into(&mut held, given, &[], opts, &mut log, 0, "", None);
         let (outputs, error) = match result {
             Ok(outputs) => (outputs, None),
             Err(e) => (Vec::new(), Some(RunError(e.0))),
@@ -587,6 +639,7 @@ impl Plan {
         (r, error)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn exec(
         &self,
         given: Vec<(String, Value)>,
@@ -595,9 +648,10 @@ impl Plan {
         log: &mut Option<&mut Vec<Event>>,
         depth: usize,
         scope: &str,
+        part: Option<Part>,
     ) -> Result<Executed, KernelError> {
         let mut values = HashMap::with_capacity(self.steps.len() * 2);
-        let outs = self.exec_into(&mut values, given, outer, opts, log, depth, scope)?;
+        let outs = self.exec_into(&mut values, given, outer, opts, log, depth, scope, part)?;
         Ok((outs, values))
     }
 
@@ -629,6 +683,7 @@ impl Plan {
         log: &mut Option<&mut Vec<Event>>,
         depth: usize,
         scope: &str,
+        part: Option<Part>,
     ) -> Result<Vec<(String, Value)>, KernelError> {
         let max_events = super::limits::max_events();
         let push = |log: &mut Option<&mut Vec<Event>>, mut ev: Event| {
@@ -708,11 +763,19 @@ impl Plan {
         let mut building: Option<HashMap<String, Value>> =
             (use_cache && cache.is_none()).then(HashMap::new);
         let empty = HashMap::new();
-        let cached: &HashMap<String, Value> = cache.unwrap_or(&empty);
+        let cached: &HashMap<String, Value> = match part {
+            Some(Part::Variant(_, pre)) => pre,
+            _ => cache.unwrap_or(&empty),
+        };
         let outputs_set: HashSet<&str> = self.outputs.iter().map(|s| s.as_str()).collect();
         for (si, step) in self.steps.iter().enumerate() {
             if cache.is_some() && self.const_step[si] {
                 continue;
+            }
+            match part {
+                Some(Part::Invariant(m)) if !m.get(si).copied().unwrap_or(false) => continue,
+                Some(Part::Variant(m, _)) if m.get(si).copied().unwrap_or(false) => continue,
+                _ => {}
             }
             if let Some(h) = &opts.debug {
                 h.before(
@@ -765,12 +828,30 @@ impl Plan {
                 let mut runner =
                     |plan: &Plan, ins: Vec<(String, Value)>| -> Result<Vec<Value>, KernelError> {
                         let mut sub_log = want_events.then_some(&mut sub_events);
-                        let (outs, _) =
-                            plan.exec(ins, &scopes, opts, &mut sub_log, depth + 1, &child_scope)?;
+                        let (outs, _) = plan.exec(
+                            ins,
+                            &scopes,
+                            opts,
+                            &mut sub_log,
+                            depth + 1,
+                            &child_scope,
+                            None,
+                        )?;
                         Ok(outs.into_iter().map(|(_, v)| v).collect())
                     };
+                // partial runs skip steps: only when nothing observes them
+                let quiet = !want_events && opts.debug.is_none() && opts.on_value.is_none();
+                let mut parts = |plan: &Plan,
+                                 ins: Vec<(String, Value)>,
+                                 part: Part|
+                 -> Result<(Vec<Value>, HashMap<String, Value>), KernelError> {
+                    let (outs, values) =
+                        plan.exec(ins, &scopes, opts, &mut None, depth + 1, &child_scope, Some(part))?;
+                    Ok((outs.into_iter().map(|(_, v)| v).collect(), values))
+                };
                 let mut cx = RunCtx {
                     runner: &mut runner,
+                    parts: if quiet { Some(&mut parts) } else { None },
                 };
                 let out = (step.kernel)(&mut cx, &args).map_err(|e| {
                     let who = if step.name.is_empty() {
@@ -856,7 +937,9 @@ impl Plan {
                 ev.elapsed_us = elapsed;
                 push(log, ev);
             }
-            if opts.release {
+            // a partial run of the hoisted steps keeps their results: the
+            // other steps read them on every iteration
+            if opts.release && !matches!(part, Some(Part::Invariant(_))) {
                 for name in &step.release {
                     if values.remove(name).is_some() && log.is_some() {
                         push(
@@ -866,6 +949,9 @@ impl Plan {
                     }
                 }
             }
+        }
+        if let Some(Part::Invariant(_)) = part {
+            return Ok(Vec::new());
         }
         let mut outs = Vec::with_capacity(self.outputs.len());
         for (oi, name) in self.outputs.iter().enumerate() {

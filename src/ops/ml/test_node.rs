@@ -89,6 +89,7 @@ pub fn run(op: &str, attrs: Vec<AttributeProto>, ins: Vec<Tensor>) -> Result<Vec
         };
     let mut cx = RunCtx {
         runner: &mut runner,
+        parts: None,
     };
     let out = kernel(&mut cx, &refs).map_err(|e| e.to_string())?;
     out.into_iter()

@@ -164,6 +164,17 @@ pub fn if_op(info: &NodeInfo) -> Result<Kernel, KernelError> {
     }))
 }
 
+thread_local! {
+    /// Loop body steps computed once instead of per iteration, on this thread.
+    static HOISTED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many Loop body steps this thread has hoisted out of their loops
+/// (each counted once per Loop run): shows that hoisting took place.
+pub fn hoisted_steps() -> u64 {
+    HOISTED.with(|c| c.get())
+}
+
 pub fn loop_op(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let body = info.subgraph("body")?;
     let g = info
@@ -184,6 +195,21 @@ pub fn loop_op(info: &NodeInfo) -> Result<Kernel, KernelError> {
         );
     }
     let n_scan = g.output.len() - 1 - n_carried;
+    // Carried values the body passes through unchanged (its output k is its
+    // input k, as Paddle2ONNX passes weights) stay fixed for the whole loop:
+    // body steps reading only them, enclosing scopes and constants are
+    // computed once before the first iteration.
+    let invariant: Vec<usize> = (0..n_carried)
+        .filter(|&k| {
+            let name = g.input.get(2 + k).map(|v| v.name());
+            name.is_some_and(|n| !n.is_empty()) && name == g.output.get(1 + k).map(|v| v.name())
+        })
+        .collect();
+    let invariant_names: Vec<String> = invariant
+        .iter()
+        .filter_map(|&k| g.input.get(2 + k).map(|v| v.name().to_string()))
+        .collect();
+    let hoist = body.hoisting(&invariant_names);
     Ok(Box::new(move |cx, ins| {
         let m = match opt_tensor_in(ins, 0)? {
             Some(t) => {
@@ -207,6 +233,8 @@ pub fn loop_op(info: &NodeInfo) -> Result<Kernel, KernelError> {
             }
         }
         let mut scans: Vec<Vec<Value>> = vec![vec![]; n_scan];
+        // the hoisted steps' results, computed before the first iteration
+        let mut pre: Option<std::collections::HashMap<String, Value>> = None;
         let mut i: i64 = 0;
         loop {
             if let Some(m) = m {
@@ -223,7 +251,22 @@ pub fn loop_op(info: &NodeInfo) -> Result<Kernel, KernelError> {
             args.push(Value::Tensor(Tensor::scalar(cond.unwrap_or(true))));
             // the body's outputs replace every carried value: move them in
             args.append(&mut carried);
-            let outs = cx.run_subgraph(&body, args)?;
+            let outs = match hoist.as_ref().filter(|_| cx.can_hoist()) {
+                Some(h) => {
+                    if pre.is_none() {
+                        let fixed = invariant
+                            .iter()
+                            .zip(&invariant_names)
+                            .filter_map(|(&k, n)| args.get(2 + k).map(|v| (n.clone(), v.clone())))
+                            .collect();
+                        pre = Some(cx.run_invariant(&body, fixed, h)?);
+                        HOISTED.with(|c| c.set(c.get() + h.count() as u64));
+                    }
+                    let pre = pre.as_ref().expect("computed above");
+                    cx.run_variant(&body, args, h, pre)?
+                }
+                None => cx.run_subgraph(&body, args)?,
+            };
             if outs.len() < 1 + n_carried + n_scan {
                 bail!("the Loop body produced {} outputs", outs.len());
             }
@@ -669,5 +712,120 @@ mod tests {
         assert!(take_index(&s, 1, 2).is_err());
         let r = reverse_axis(&s, 0).unwrap();
         assert_eq!(r.to_f64_vec().unwrap(), vec![2.0, 4.0, 1.0, 3.0]);
+    }
+}
+
+#[cfg(test)]
+mod hoist_tests {
+    use crate::runtime::{Plan, RunOptions};
+    use crate::tensor::{Tensor, Value};
+    use std::collections::HashMap;
+
+    /// A Loop whose body passes `w` through unchanged (as Paddle2ONNX passes
+    /// weights) and transposes it, multiplies by a constant and adds an
+    /// outer-scope value on every iteration: those steps are invariant; the
+    /// MatMul with the accumulator is not.
+    const MODEL: &str = r#"<ir_version: 10, opset_import: ["" : 18]>
+g (int64 trip, bool cond, float[2,2] acc0, float[2,3] w0, float[3,2] bias) => (float[2,2] acc_final, float[2,3] w_final, float[K,3,2] wts)
+{
+  acc_final, w_final, wts = Loop (trip, cond, acc0, w0) <body = body (int64 i, bool c, float[2,2] acc, float[2,3] w) => (bool c_out, float[2,2] acc_out, float[2,3] w, float[3,2] wt2) {
+      c_out = Identity(c)
+      two = Constant <value = float {2.0}> ()
+      wt = Transpose <perm = [1, 0]> (w)
+      wt_scaled = Mul(wt, two)
+      wt2 = Add(wt_scaled, bias)
+      prod = MatMul(acc, w)
+      fi = Cast <to = 1> (i)
+      shifted = Add(prod, fi)
+      acc_out = MatMul(shifted, wt2)
+    }>
+}"#;
+
+    fn inputs() -> HashMap<String, Value> {
+        let t = |shape: &[usize], v: Vec<f32>| Value::Tensor(Tensor::from_vec(shape, v).unwrap());
+        HashMap::from([
+            ("trip".to_string(), Value::Tensor(Tensor::scalar(3i64))),
+            ("cond".to_string(), Value::Tensor(Tensor::scalar(true))),
+            ("acc0".to_string(), t(&[2, 2], vec![0.5, -1.0, 0.25, 2.0])),
+            (
+                "w0".to_string(),
+                t(&[2, 3], vec![1.0, 0.5, -0.5, 2.0, 0.0, 1.5]),
+            ),
+            (
+                "bias".to_string(),
+                t(&[3, 2], vec![0.1, 0.2, 0.3, -0.4, 0.5, 0.6]),
+            ),
+        ])
+    }
+
+    #[test]
+    fn loop_invariant_steps_are_computed_once_with_the_same_result() {
+        let model = crate::text::parse_model(MODEL).unwrap();
+        let plan = Plan::new(&model).unwrap();
+        // with events: every step runs on every iteration, nothing hoisted
+        let before = super::hoisted_steps();
+        let observed = plan.run(inputs(), &RunOptions::default()).unwrap();
+        assert_eq!(super::hoisted_steps(), before);
+        let transposes = observed
+            .events
+            .iter()
+            .filter(|e| e.node.as_ref().is_some_and(|n| n.op_type == "Transpose"))
+            .count();
+        assert_eq!(
+            transposes, 3,
+            "the event log reports each iteration's Transpose"
+        );
+        // without events: Constant, Transpose, Mul and Add(bias) once per run
+        let quiet = RunOptions {
+            events: false,
+            release: true,
+            ..RunOptions::default()
+        };
+        let fast = plan.run(inputs(), &quiet).unwrap();
+        assert_eq!(super::hoisted_steps(), before + 4);
+        assert_eq!(observed.outputs.len(), 3);
+        for ((n1, v1), (n2, v2)) in observed.outputs.iter().zip(&fast.outputs) {
+            assert_eq!(n1, n2);
+            assert_eq!(v1, v2, "output '{n1}' differs with hoisting");
+        }
+        let acc = fast.outputs[0].1.as_tensor().unwrap().to_f64_vec().unwrap();
+        assert!(acc.iter().all(|x| x.is_finite()) && acc.iter().any(|&x| x != 0.0));
+        // the scan output stacks the hoisted value once per iteration
+        assert_eq!(fast.outputs[2].1.as_tensor().unwrap().shape(), &[3, 3, 2]);
+        // a second quiet run computes the hoisted steps again, once
+        let again = plan.run(inputs(), &quiet).unwrap();
+        assert_eq!(super::hoisted_steps(), before + 8);
+        assert_eq!(again.outputs[0].1, fast.outputs[0].1);
+    }
+
+    #[test]
+    fn a_carried_value_the_body_changes_is_not_invariant() {
+        // the same body but w is replaced by its negation each iteration
+        let text = MODEL
+            .replace(
+                "(bool c_out, float[2,2] acc_out, float[2,3] w, float[3,2] wt2)",
+                "(bool c_out, float[2,2] acc_out, float[2,3] w_next, float[3,2] wt2)",
+            )
+            .replace(
+                "c_out = Identity(c)",
+                "c_out = Identity(c)\n      w_next = Neg(w)",
+            );
+        let model = crate::text::parse_model(&text).unwrap();
+        let plan = Plan::new(&model).unwrap();
+        let quiet = RunOptions {
+            events: false,
+            release: true,
+            ..RunOptions::default()
+        };
+        let before = super::hoisted_steps();
+        let fast = plan.run(inputs(), &quiet).unwrap();
+        // only the Constant is hoisted
+        assert_eq!(super::hoisted_steps(), before + 1);
+        let observed = plan.run(inputs(), &RunOptions::default()).unwrap();
+        assert_eq!(observed.outputs[0].1, fast.outputs[0].1);
+        assert_eq!(observed.outputs[2].1, fast.outputs[2].1);
+        // the sign of w alternates, so the stacked transposes differ per step
+        let wts = fast.outputs[2].1.as_tensor().unwrap().to_f64_vec().unwrap();
+        assert_ne!(wts[..6], wts[6..12]);
     }
 }

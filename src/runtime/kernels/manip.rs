@@ -1333,6 +1333,7 @@ pub(crate) mod testing {
         };
         let mut cx = RunCtx {
             runner: &mut runner,
+            parts: None,
         };
         Ok(k(&mut cx, &refs)?
             .into_iter()

@@ -1197,6 +1197,7 @@ mod tests {
         };
         let mut cx = RunCtx {
             runner: &mut runner,
+            parts: None,
         };
         let vals: Vec<Value> = ins.into_iter().map(Value::Tensor).collect();
         let refs: Vec<Option<&Value>> = vals.iter().map(Some).collect();
