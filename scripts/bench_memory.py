@@ -7,7 +7,7 @@ stack), then runs each engine in its own process (one thread) and reports
 the process's wall time and peak RSS (from wait4's rusage of that child),
 side by side with the ratios onnx-light / onnxruntime.
 
-  /work/venv/bin/python scripts/bench_memory.py [--gib 1] [--dir target/bench_memory]
+  python3 scripts/bench_memory.py [--gib 1] [--dir target/bench_memory]
       [--only matmul,reduce,embed,conv] [--keep] [--bin target/release/onnx-light]
 
 Models are written once per size and reused when present (delete the
