@@ -248,57 +248,41 @@ unsafe fn par_gemm<T: Copy + Send + Sync>(
     });
 }
 
-macro_rules! gemm_packed {
-    ($t:ty, $f:path) => {
-        impl Gemm for $t {
-            fn gemm(m: usize, k: usize, n: usize, a: &[$t], b: &[$t], c: &mut [$t]) {
-                let a = Operand {
-                    ptr: a.as_ptr(),
-                    row: k as isize,
-                    col: 1,
-                };
-                let b = Operand {
-                    ptr: b.as_ptr(),
-                    row: n as isize,
-                    col: 1,
-                };
-                // SAFETY: a, b, c are contiguous row-major buffers of m*k,
-                // k*n and m*n elements (checked by the caller).
-                unsafe { par_gemm($f, (m, k, n), 1.0, a, b, 0.0, c.as_mut_ptr()) }
-            }
-        }
+/// [`par_gemm`] on contiguous row-major buffers of m*k, k*n and m*n
+/// elements (checked by the callers of [`Gemm::gemm`]).
+fn packed_row_major<T: Copy + Send + Sync>(
+    gemm: PackedGemm<T>,
+    (one, zero): (T, T),
+    (m, k, n): (usize, usize, usize),
+    (a, b, c): (&[T], &[T], &mut [T]),
+) {
+    let a = Operand {
+        ptr: a.as_ptr(),
+        row: k as isize,
+        col: 1,
     };
+    let b = Operand {
+        ptr: b.as_ptr(),
+        row: n as isize,
+        col: 1,
+    };
+    // SAFETY: a, b, c are contiguous row-major buffers of m*k, k*n and
+    // m*n elements, and c is borrowed mutably apart from a and b.
+    unsafe { par_gemm(gemm, (m, k, n), one, a, b, zero, c.as_mut_ptr()) }
 }
-gemm_packed!(f64, matrixmultiply::dgemm);
+
+impl Gemm for f64 {
+    fn gemm(m: usize, k: usize, n: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
+        packed_row_major(matrixmultiply::dgemm, (1.0, 0.0), (m, k, n), (a, b, c))
+    }
+}
 
 impl Gemm for f32 {
     fn gemm(m: usize, k: usize, n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
         if m <= SMALL_M {
             gemm_small_m_f32(m, k, n, a, b, c);
-            return;
-        }
-        let a = Operand {
-            ptr: a.as_ptr(),
-            row: k as isize,
-            col: 1,
-        };
-        let b = Operand {
-            ptr: b.as_ptr(),
-            row: n as isize,
-            col: 1,
-        };
-        // SAFETY: a, b, c are contiguous row-major buffers of m*k, k*n and
-        // m*n elements (checked by the caller).
-        unsafe {
-            par_gemm(
-                matrixmultiply::sgemm,
-                (m, k, n),
-                1.0,
-                a,
-                b,
-                0.0,
-                c.as_mut_ptr(),
-            )
+        } else {
+            packed_row_major(matrixmultiply::sgemm, (1.0, 0.0), (m, k, n), (a, b, c))
         }
     }
 }
