@@ -4,11 +4,22 @@
 Generates models whose weights live in external data (MatMul chain,
 ReduceSum over one initializer, embedding Gather + MatMul head, a Conv
 stack), then runs each engine in its own process (one thread) and reports
-the process's wall time and peak RSS (from wait4's rusage of that child),
-side by side with the ratios onnx-light / onnxruntime.
+time and peak RSS (from wait4's rusage of that child), side by side with
+the ratios onnx-light / onnxruntime, and whether the outputs agree.
 
-  python3 scripts/bench_memory.py [--gib 1] [--dir target/bench_memory]
-      [--only matmul,reduce,embed,conv] [--keep] [--bin target/release/onnx-light]
+onnx-light's time is its whole process (start, load, run, print);
+onnxruntime's is its in-process session creation + run, without Python's
+start and imports, and its peak RSS has the RSS of `import numpy,
+onnxruntime` taken off: both choices favour onnxruntime.
+
+Weights are written straight into the external data file in chunks (each
+on a 4096-byte boundary), so generating a model needs no memory of its
+size: `--gib 14 --only matmul --skip-ort` builds and runs a 14 GiB model on
+a 24 GB machine.
+
+  python3 scripts/bench_memory.py [--gib 1] [--dir target/bench_memory/<gib>g]
+      [--only matmul,reduce,embed,conv] [--regen] [--skip-ort] [--json]
+      [--bin target/release/onnx-light]
 
 Models are written once per size and reused when present (delete the
 folder or pass --regen to rebuild them).
@@ -28,21 +39,45 @@ from onnx import TensorProto, helper, numpy_helper
 MiB = 1 << 20
 
 
-def big_init(name, arr):
-    t = numpy_helper.from_array(arr, name)
-    return t
+class DataFile:
+    """Writes weights straight into the external data file, chunk by chunk,
+    so a 14 GiB model never sits in Python's memory; each weight starts on a
+    4096-byte boundary."""
+
+    CHUNK = 1 << 24  # elements per write
+
+    def __init__(self, path):
+        self.path = path
+        self.f = open(path, "wb")
+
+    def add(self, name, shape, rng, scale):
+        pad = (-self.f.tell()) % 4096
+        self.f.write(b"\0" * pad)
+        offset = self.f.tell()
+        n = int(np.prod(shape))
+        left = n
+        while left:
+            m = min(left, self.CHUNK)
+            a = rng.standard_normal(size=m, dtype=np.float32)
+            a *= np.float32(scale)
+            self.f.write(a.tobytes())
+            left -= m
+        t = TensorProto()
+        t.name = name
+        t.data_type = TensorProto.FLOAT
+        t.dims.extend(shape)
+        t.data_location = TensorProto.EXTERNAL
+        for k, v in (("location", os.path.basename(self.path)), ("offset", str(offset)), ("length", str(n * 4))):
+            e = t.external_data.add()
+            e.key, e.value = k, v
+        return t
+
+    def close(self):
+        self.f.close()
 
 
 def save(model, path):
-    data = os.path.basename(path) + ".data"
-    onnx.save_model(
-        model,
-        path,
-        save_as_external_data=True,
-        all_tensors_to_one_file=True,
-        location=data,
-        size_threshold=1024,
-    )
+    onnx.save_model(model, path)
 
 
 def rng_f32(rng, shape, scale):
@@ -58,8 +93,7 @@ def model_matmul(gib, d, rng):
     inits, nodes = [], []
     prev = "x"
     for i in range(4):
-        w = rng_f32(rng, (k, k), 1.0 / math.sqrt(k))
-        inits.append(big_init(f"w{i}", w))
+        inits.append(d.add(f"w{i}", (k, k), rng, 1.0 / math.sqrt(k)))
         out = "y" if i == 3 else f"h{i}"
         nodes.append(helper.make_node("MatMul", [prev, f"w{i}"], [out]))
         prev = out
@@ -76,7 +110,6 @@ def model_matmul(gib, d, rng):
 
 def model_reduce(gib, d, rng):
     n = int(gib * (1 << 30)) // 4
-    w = rng_f32(rng, (n,), 1.0)
     nodes = [
         helper.make_node("ReduceSum", ["w", "axes"], ["s"], keepdims=0),
         helper.make_node("Add", ["s", "x"], ["y"]),
@@ -86,7 +119,7 @@ def model_reduce(gib, d, rng):
         "reduce_sum",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])],
-        [big_init("w", w), numpy_helper.from_array(np.array([0], np.int64), "axes")],
+        [d.add("w", (n,), rng, 1.0), numpy_helper.from_array(np.array([0], np.int64), "axes")],
     )
     return g, {"x": np.array(0.0, np.float32)}, f"ReduceSum over w[{n}] f32"
 
@@ -95,8 +128,8 @@ def model_embed(gib, d, rng):
     # table [V,D] and head [D,V], gib/2 each; 16 token ids
     dim = 4096
     v = int(gib * (1 << 30)) // 2 // (dim * 4)
-    table = rng_f32(rng, (v, dim), 1.0)
-    head = rng_f32(rng, (dim, v), 1.0 / math.sqrt(dim))
+    table = d.add("table", (v, dim), rng, 1.0)
+    head = d.add("head", (dim, v), rng, 1.0 / math.sqrt(dim))
     nodes = [
         helper.make_node("Gather", ["table", "ids"], ["e"], axis=0),
         helper.make_node("MatMul", ["e", "head"], ["y"]),
@@ -106,7 +139,7 @@ def model_embed(gib, d, rng):
         "embed_head",
         [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 16])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, v])],
-        [big_init("table", table), big_init("head", head)],
+        [table, head],
     )
     ids = rng.integers(0, v, size=(1, 16), dtype=np.int64)
     return g, {"ids": ids}, f"Gather table[{v},{dim}] + MatMul head[{dim},{v}], 16 ids"
@@ -119,8 +152,7 @@ def model_conv(gib, d, rng):
     inits, nodes = [], []
     prev = "x"
     for i in range(4):
-        w = rng_f32(rng, (c, c, 3, 3), 1.0 / math.sqrt(9 * c))
-        inits.append(big_init(f"w{i}", w))
+        inits.append(d.add(f"w{i}", (c, c, 3, 3), rng, 1.0 / math.sqrt(9 * c)))
         out = "y" if i == 3 else f"h{i}"
         nodes.append(helper.make_node("Conv", [prev, f"w{i}"], [out], pads=[1, 1, 1, 1]))
         prev = out
@@ -151,7 +183,9 @@ def build(name, gib, d, regen):
             m = json.load(f)
         return path, m["inputs"], m["desc"]
     rng = np.random.default_rng(16)
-    g, inputs, desc = MODELS[name](gib, d, rng)
+    data = DataFile(path + ".data")
+    g, inputs, desc = MODELS[name](gib, data, rng)
+    data.close()
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     save(model, path)
@@ -179,6 +213,7 @@ out = s.run(None, feed)
 t1 = time.perf_counter()
 o = out[0]
 print(json.dumps({"inner": t1 - t0, "sum": float(np.asarray(o, np.float64).sum()),
+                  "absmax": float(np.abs(np.asarray(o, np.float64)).max()),
                   "shape": list(np.shape(o))}))
 """
 
@@ -222,6 +257,30 @@ def run_measured(cmd, env=None):
     return wall, ru.ru_maxrss * 1024, b"".join(chunks_o).decode(), b"".join(chunks_e).decode(), rc
 
 
+def stats_of(stdout):
+    """The JSON object onnx-light's `print y --stats --format json` wrote last."""
+    at = stdout.rfind("{\n")
+    try:
+        return json.loads(stdout[at:]) if at >= 0 else None
+    except ValueError:
+        return None
+
+
+def agree(ol, ort_r):
+    """Whether the two outputs have the same sum, to a relative 1e-4 of the
+    output's magnitude (a different summation order moves the last digits)."""
+    st = stats_of(ol[2])
+    if st is None or ort_r is None or ort_r[4] != 0:
+        return "-"
+    try:
+        r = json.loads(ort_r[2].strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return "-"
+    ol_sum = st["mean"] * st["count"]
+    scale = max(r["absmax"], 1e-30) * max(st["count"], 1) ** 0.5
+    return "yes" if abs(ol_sum - r["sum"]) <= 1e-4 * scale + 1e-6 * abs(r["sum"]) else f"NO ({ol_sum:.6g} vs {r['sum']:.6g})"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gib", type=float, default=1.0, help="weights per model in GiB (default 1)")
@@ -238,6 +297,15 @@ def main():
     for n in names:
         if n not in MODELS:
             sys.exit(f"unknown model '{n}' (known: {', '.join(MODELS)})")
+    # what Python, numpy and onnxruntime cost before any model: taken off
+    # onnxruntime's figures so the comparison is of the engines alone
+    base_t, base_m = None, 0
+    if not args.skip_ort:
+        b = run_measured([sys.executable, "-c", "import numpy, onnxruntime"])
+        base_t, base_m = b[0], b[1]
+        print(f"# python + import onnxruntime alone: {base_t:.2f} s, peak RSS {base_m / 1e9:.2f} GB "
+              "(onnxruntime's time below is its in-process load + run; its RSS has this baseline taken off)",
+              file=sys.stderr)
     rows = []
     for n in names:
         t = time.perf_counter()
@@ -246,7 +314,8 @@ def main():
         size = os.path.getsize(path + ".data") if os.path.exists(path + ".data") else 0
         print(f"# {n}: {desc}; weights {size / MiB:.0f} MiB (ready in {gen:.1f} s)", file=sys.stderr)
         feeds = " ".join(f'{k}=npy("{os.path.abspath(v)}")' for k, v in inputs.items())
-        script = f"config threads 1; load {os.path.abspath(path)}; run {feeds}"
+        # the stats of y let the two engines' outputs be compared (sum and max)
+        script = f"config threads 1; load {os.path.abspath(path)}; run {feeds}; print y --stats --format json"
         env = dict(os.environ, NO_COLOR="1")
         ol = run_measured([args.bin, "--no-color", "-c", script], env)
         if ol[4] != 0:
@@ -258,14 +327,15 @@ def main():
                 print(f"onnxruntime failed on {n} (rc {ort_r[4]}):\n{ort_r[3][-2000:]}", file=sys.stderr)
         rows.append((n, size, ol, ort_r))
     print()
-    hdr = f"| model | weights | onnx-light time | onnx-light peak RSS | onnxruntime time | onnxruntime peak RSS | time ratio | RSS ratio |"
+    hdr = f"| model | weights | onnx-light time | onnx-light peak RSS | onnxruntime load+run | onnxruntime peak RSS - baseline | time ratio | RSS ratio | outputs agree |"
     print(hdr)
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     out_json = []
     for n, size, ol, ort_r in rows:
         o_t, o_m = ol[0], ol[1]
-        if ort_r:
-            r_t, r_m = ort_r[0], ort_r[1]
+        if ort_r and ort_r[4] == 0:
+            r_t = json.loads(ort_r[2].strip().splitlines()[-1])["inner"]
+            r_m = max(ort_r[1] - base_m, 1)
             ratio_t, ratio_m = f"{o_t / r_t:.2f}x", f"{o_m / r_m:.2f}x"
             rs = f"{r_t:.2f} s | {r_m / 1e9:.2f} GB"
         else:
@@ -273,7 +343,7 @@ def main():
             ratio_t = ratio_m = "-"
             rs = "- | -"
         fail = "" if ol[4] == 0 else " (failed)"
-        print(f"| {n} | {size / MiB:.0f} MiB | {o_t:.2f} s{fail} | {o_m / 1e9:.2f} GB | {rs} | {ratio_t} | {ratio_m} |")
+        print(f"| {n} | {size / MiB:.0f} MiB | {o_t:.2f} s{fail} | {o_m / 1e9:.2f} GB | {rs} | {ratio_t} | {ratio_m} | {agree(ol, ort_r)} |")
         out_json.append({"model": n, "weights": size, "ol_s": o_t, "ol_rss": o_m, "ort_s": r_t, "ort_rss": r_m})
     if args.json:
         print(json.dumps(out_json))

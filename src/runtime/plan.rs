@@ -558,6 +558,25 @@ impl Plan {
             .collect()
     }
 
+    /// The bytes of the initializers this plan holds: `(mapped, owned)`,
+    /// mapped ones being the loaded file's bytes used in place (counted
+    /// once, shared with the model), owned ones copies on the heap (small
+    /// or misaligned weights, typed fields, and tensors that had to be
+    /// converted).
+    pub fn weight_bytes(&self) -> (usize, usize) {
+        let (mut mapped, mut owned) = (0, 0);
+        for v in self.init_values.values() {
+            if let Value::Tensor(t) = v {
+                if t.is_mapped() {
+                    mapped += t.bytes();
+                } else {
+                    owned += t.bytes();
+                }
+            }
+        }
+        (mapped, owned)
+    }
+
     /// The graph's initializers, in file order.
     pub fn initializer_values(&self) -> impl Iterator<Item = (&String, &Value)> {
         self.init_order

@@ -15,18 +15,34 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// The system allocator, counting the bytes in use.
 pub struct CountingAlloc;
 
 static IN_USE: AtomicUsize = AtomicUsize::new(0);
+/// Set by the first allocation through [`CountingAlloc`]: it is the global
+/// allocator, so buffers adopted by [`super::mapped`] are freed correctly.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
 
-// SAFETY: every call is forwarded unchanged to `System`; only a counter is
-// updated beside it.
+/// Whether [`CountingAlloc`] is the process's allocator.
+pub fn counting() -> bool {
+    ACTIVE.load(Ordering::Relaxed) || {
+        // one allocation tells
+        drop(std::hint::black_box(Box::new(0u64)));
+        ACTIVE.load(Ordering::Relaxed)
+    }
+}
+
+// SAFETY: every call is forwarded unchanged to `System`, except the free or
+// resize of a buffer adopted by `super::mapped` (never allocated by
+// `System`), which goes back to its owner; a counter is updated beside.
 unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if !ACTIVE.load(Ordering::Relaxed) {
+            ACTIVE.store(true, Ordering::Relaxed);
+        }
         let p = System.alloc(layout);
         if !p.is_null() {
             IN_USE.fetch_add(layout.size(), Ordering::Relaxed);
@@ -43,11 +59,23 @@ unsafe impl GlobalAlloc for CountingAlloc {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if super::mapped::release(ptr).is_some() {
+            return;
+        }
         System.dealloc(ptr, layout);
         IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if super::mapped::is_adopted(ptr) {
+            // an adopted buffer moves to the heap: copy, then let it go
+            let new = self.alloc(Layout::from_size_align_unchecked(new_size, layout.align()));
+            if !new.is_null() {
+                std::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
+                super::mapped::release(ptr);
+            }
+            return new;
+        }
         let p = System.realloc(ptr, layout, new_size);
         if !p.is_null() {
             if new_size >= layout.size() {

@@ -96,6 +96,24 @@ fn from_raw<T, const N: usize>(
     Ok(out)
 }
 
+/// [`from_raw`] for element types stored as they are in memory: the
+/// tensor uses the loaded bytes in place when it can (see
+/// [`super::mapped`]), and copies them otherwise.
+fn from_raw_plain<T: super::mapped::Plain, const N: usize>(
+    p: &TensorProto,
+    raw: &bytes::Bytes,
+    n: usize,
+    f: impl Fn([u8; N]) -> T,
+) -> Result<Vec<T>, TensorError> {
+    check_count(p, raw.len(), n * N, "raw_data (bytes)")?;
+    if std::mem::size_of::<T>() == N {
+        if let Some(v) = super::mapped::adopt(raw) {
+            return Ok(v);
+        }
+    }
+    from_raw(p, raw, n, f)
+}
+
 fn arr<T>(shape: &[usize], v: Vec<T>) -> ArrayD<T> {
     ArrayD::from_shape_vec(IxDyn(shape), v).expect("element count checked")
 }
@@ -139,7 +157,7 @@ pub fn from_proto(p: &TensorProto) -> Result<Tensor, TensorError> {
         )));
     }
     let n: usize = shape.iter().product();
-    let raw = p.raw_data.as_deref();
+    let raw = p.raw_data.as_ref();
     macro_rules! typed {
         ($field:ident, $conv:expr) => {{
             check_count(p, p.$field.len(), n, stringify!($field))?;
@@ -150,84 +168,84 @@ pub fn from_proto(p: &TensorProto) -> Result<Tensor, TensorError> {
         DataType::Float => Tensor::F32(arr(
             &shape,
             match raw {
-                Some(r) => from_raw(p, r, n, f32::from_le_bytes)?,
+                Some(r) => from_raw_plain(p, r, n, f32::from_le_bytes)?,
                 None => typed!(float_data, |&v| v),
             },
         )),
         DataType::Double => Tensor::F64(arr(
             &shape,
             match raw {
-                Some(r) => from_raw(p, r, n, f64::from_le_bytes)?,
+                Some(r) => from_raw_plain(p, r, n, f64::from_le_bytes)?,
                 None => typed!(double_data, |&v| v),
             },
         )),
         DataType::Float16 => Tensor::F16(arr(
             &shape,
             match raw {
-                Some(r) => from_raw(p, r, n, |b| f16::from_bits(u16::from_le_bytes(b)))?,
+                Some(r) => from_raw_plain(p, r, n, |b| f16::from_bits(u16::from_le_bytes(b)))?,
                 None => typed!(int32_data, |&v| f16::from_bits(v as u16)),
             },
         )),
         DataType::Bfloat16 => Tensor::BF16(arr(
             &shape,
             match raw {
-                Some(r) => from_raw(p, r, n, |b| bf16::from_bits(u16::from_le_bytes(b)))?,
+                Some(r) => from_raw_plain(p, r, n, |b| bf16::from_bits(u16::from_le_bytes(b)))?,
                 None => typed!(int32_data, |&v| bf16::from_bits(v as u16)),
             },
         )),
         DataType::Int8 => Tensor::I8(arr(
             &shape,
             match raw {
-                Some(r) => from_raw(p, r, n, i8::from_le_bytes)?,
+                Some(r) => from_raw_plain(p, r, n, i8::from_le_bytes)?,
                 None => typed!(int32_data, |&v| v as i8),
             },
         )),
         DataType::Int16 => Tensor::I16(arr(
             &shape,
             match raw {
-                Some(r) => from_raw(p, r, n, i16::from_le_bytes)?,
+                Some(r) => from_raw_plain(p, r, n, i16::from_le_bytes)?,
                 None => typed!(int32_data, |&v| v as i16),
             },
         )),
         DataType::Int32 => Tensor::I32(arr(
             &shape,
             match raw {
-                Some(r) => from_raw(p, r, n, i32::from_le_bytes)?,
+                Some(r) => from_raw_plain(p, r, n, i32::from_le_bytes)?,
                 None => typed!(int32_data, |&v| v),
             },
         )),
         DataType::Int64 => Tensor::I64(arr(
             &shape,
             match raw {
-                Some(r) => from_raw(p, r, n, i64::from_le_bytes)?,
+                Some(r) => from_raw_plain(p, r, n, i64::from_le_bytes)?,
                 None => typed!(int64_data, |&v| v),
             },
         )),
         DataType::Uint8 => Tensor::U8(arr(
             &shape,
             match raw {
-                Some(r) => from_raw(p, r, n, u8::from_le_bytes)?,
+                Some(r) => from_raw_plain(p, r, n, u8::from_le_bytes)?,
                 None => typed!(int32_data, |&v| v as u8),
             },
         )),
         DataType::Uint16 => Tensor::U16(arr(
             &shape,
             match raw {
-                Some(r) => from_raw(p, r, n, u16::from_le_bytes)?,
+                Some(r) => from_raw_plain(p, r, n, u16::from_le_bytes)?,
                 None => typed!(int32_data, |&v| v as u16),
             },
         )),
         DataType::Uint32 => Tensor::U32(arr(
             &shape,
             match raw {
-                Some(r) => from_raw(p, r, n, u32::from_le_bytes)?,
+                Some(r) => from_raw_plain(p, r, n, u32::from_le_bytes)?,
                 None => typed!(uint64_data, |&v| v as u32),
             },
         )),
         DataType::Uint64 => Tensor::U64(arr(
             &shape,
             match raw {
-                Some(r) => from_raw(p, r, n, u64::from_le_bytes)?,
+                Some(r) => from_raw_plain(p, r, n, u64::from_le_bytes)?,
                 None => typed!(uint64_data, |&v| v),
             },
         )),

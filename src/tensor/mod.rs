@@ -7,6 +7,7 @@ mod cast;
 mod convert;
 mod dtype;
 mod key;
+pub mod mapped;
 mod npy;
 mod render;
 mod scalar;
@@ -245,6 +246,12 @@ impl Tensor {
     }
 
     /// A rank-0 tensor.
+    /// Whether the elements are the loaded model's bytes, used in place
+    /// (see [`mapped`]) rather than an owned copy on the heap.
+    pub fn is_mapped(&self) -> bool {
+        with_array!(self, a => mapped::is_adopted(a.as_ptr().cast::<u8>()))
+    }
+
     pub fn scalar<T: Elem>(v: T) -> Tensor {
         T::wrap(ArrayD::from_elem(IxDyn(&[]), v))
     }
