@@ -3,6 +3,8 @@
 //! and weights that cannot be used in place (misaligned, typed fields,
 //! small) are copied and counted as owned.
 
+mod common;
+
 use onnx_light::proto::{
     load_model, save_model, ExternalOptions, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
     StringStringEntryProto, TensorProto, TypeProto, ValueInfoProto,
@@ -177,4 +179,38 @@ fn typed_and_small_weights_are_owned() {
     let plan = Plan::new(&reduce_model(w)).expect("plans");
     assert_eq!(plan.weight_bytes(), (0, 16));
     assert_eq!(run_y(&plan), 11.0);
+}
+
+#[test]
+fn memory_reports_mapped_and_owned_weights() {
+    let dir = TempDir::new("memory");
+    let path = dir.path().join("m.onnx");
+    let w = TensorProto {
+        name: Some("w".into()),
+        dims: vec![N as i64],
+        data_type: Some(1),
+        raw_data: Some(ramp(N).into()),
+        ..Default::default()
+    };
+    let opts = ExternalOptions {
+        threshold: Some(1024),
+        ..Default::default()
+    };
+    save_model(&reduce_model(w), &path, &opts).expect("saved with external data");
+    let o = common::cmds(&format!(
+        "load {}; run x=1.5; memory --format json; memory",
+        path.display()
+    ));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let at = o.stdout.rfind("{\n  \"peak_bytes\"").expect("json");
+    let end = o.stdout[at..].find("\n}").expect("json end") + at + 2;
+    let v: serde_json::Value = serde_json::from_str(&o.stdout[at..end]).unwrap();
+    assert_eq!(v["weights"]["mapped_bytes"], N * 4, "{v}");
+    assert_eq!(v["weights"]["owned_bytes"], 0, "{v}");
+    assert!(
+        o.stdout
+            .contains("weights 1.0 MiB used in place from the model's files, 0 B copied"),
+        "{}",
+        o.stdout
+    );
 }

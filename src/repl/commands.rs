@@ -1594,9 +1594,13 @@ fn cmd_memory(s: &mut Session, a: &Args) -> R<Flow> {
         s.status(format!("wrote the memory chart to {path}"));
     }
     let peak_point = top.and_then(|i| series.get(i));
+    // the weights are apart from the live values: used in place from the
+    // model's files (mapped) or copied onto the heap (owned)
+    let (mapped, owned) = s.plan.as_ref().map_or((0, 0), |p| p.weight_bytes());
     let j = json!({
         "peak_bytes": peak_point.map_or(0, |p| p.live_bytes),
         "peak_node": peak_point.map(|p| node_json(&p.node)),
+        "weights": {"mapped_bytes": mapped, "owned_bytes": owned},
         "series": series.iter().map(|p| json!({"node": node_json(&p.node), "live_bytes": p.live_bytes})).collect::<Vec<_>>(),
     });
     let table = a.format == Format::Table;
@@ -1635,6 +1639,13 @@ fn cmd_memory(s: &mut Session, a: &Args) -> R<Flow> {
             } else {
                 " (nothing was released: try run --release)"
             }
+        ));
+    }
+    if table {
+        d.footer.push(format!(
+            "weights {} used in place from the model's files, {} copied on the heap",
+            human(mapped),
+            human(owned)
         ));
     }
     emit(s, a, d);
