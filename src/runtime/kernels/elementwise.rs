@@ -508,8 +508,6 @@ float_ops!(
     acosh => f64::acosh,
     atanh => f64::atanh,
     erf_op => erf,
-    // the spec: x * max(0, min(1, alpha * x + beta)), alpha = 1/6, beta = 0.5
-    hard_swish => |v| v * (v * (1.0 / 6.0) + 0.5).clamp(0.0, 1.0),
     mish => |v| v * softplus_f(v).tanh(),
     softplus => softplus_f,
     softsign => |v| v / (1.0 + v.abs()),
@@ -517,7 +515,11 @@ float_ops!(
 
 /// A float kernel whose float32 inputs are computed in float32 by `f32f`
 /// (a contiguous array); other types and layouts go through `f` in f64.
-fn float_kernel_f32(name: &'static str, f32f: fn(f32) -> f32, f: fn(f64) -> f64) -> Kernel {
+fn float_kernel_f32(
+    name: &'static str,
+    f32f: impl Fn(f32) -> f32 + Send + Sync + 'static,
+    f: impl Fn(f64) -> f64 + Send + Sync + 'static,
+) -> Kernel {
     Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         if let Tensor::F32(a) = x {
@@ -542,7 +544,7 @@ fn float_kernel_f32(name: &'static str, f32f: fn(f32) -> f32, f: fn(f64) -> f64)
                 )?))]);
             }
         }
-        Ok(vec![Value::Tensor(map_float(name, x, f)?)])
+        Ok(vec![Value::Tensor(map_float(name, x, &f)?)])
     })
 }
 
@@ -619,23 +621,35 @@ fn softplus_f(v: f64) -> f64 {
     }
 }
 
+/// The spec: x * max(0, min(1, alpha * x + beta)), alpha = 1/6, beta = 0.5
+/// (float32 inputs in float32, as the attributes are).
+pub fn hard_swish(_: &NodeInfo) -> Result<Kernel, KernelError> {
+    Ok(float_kernel_f32(
+        "HardSwish",
+        |v: f32| v * (v * (1.0 / 6.0) + 0.5).clamp(0.0, 1.0),
+        |v: f64| v * (v * (1.0 / 6.0) + 0.5).clamp(0.0, 1.0),
+    ))
+}
+
 pub fn hard_sigmoid(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let alpha = info.attrs.float_or("alpha", 0.2) as f64;
-    let beta = info.attrs.float_or("beta", 0.5) as f64;
-    Ok(float_kernel("HardSigmoid", move |v| {
-        (alpha * v + beta).clamp(0.0, 1.0)
-    }))
+    let alpha = info.attrs.float_or("alpha", 0.2);
+    let beta = info.attrs.float_or("beta", 0.5);
+    let (a64, b64) = (alpha as f64, beta as f64);
+    Ok(float_kernel_f32(
+        "HardSigmoid",
+        move |v: f32| (alpha * v + beta).clamp(0.0, 1.0),
+        move |v: f64| (a64 * v + b64).clamp(0.0, 1.0),
+    ))
 }
 
 pub fn leaky_relu(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let alpha = info.attrs.float_or("alpha", 0.01) as f64;
-    Ok(float_kernel("LeakyRelu", move |v| {
-        if v < 0.0 {
-            alpha * v
-        } else {
-            v
-        }
-    }))
+    let alpha = info.attrs.float_or("alpha", 0.01);
+    let a64 = alpha as f64;
+    Ok(float_kernel_f32(
+        "LeakyRelu",
+        move |v: f32| if v < 0.0 { alpha * v } else { v },
+        move |v: f64| if v < 0.0 { a64 * v } else { v },
+    ))
 }
 
 pub fn elu(info: &NodeInfo) -> Result<Kernel, KernelError> {
