@@ -549,54 +549,15 @@ fn float_kernel_f32(
 }
 
 pub fn sigmoid(_: &NodeInfo) -> Result<Kernel, KernelError> {
-    Ok(float_kernel_f32("sigmoid", sigmoid_f32, sigmoid_f))
+    Ok(float_kernel_f32(
+        "sigmoid",
+        super::exp_f32::sigmoid,
+        sigmoid_f,
+    ))
 }
 
 pub fn tanh(_: &NodeInfo) -> Result<Kernel, KernelError> {
-    Ok(float_kernel_f32("tanh", tanh_f32, f64::tanh))
-}
-
-/// Sigmoid in float32: the exponential of a non-positive number only, so
-/// it never overflows; relative error a few float32 ulps.
-fn sigmoid_f32(v: f32) -> f32 {
-    if v >= 0.0 {
-        1.0 / (1.0 + (-v).exp())
-    } else {
-        let e = v.exp();
-        e / (1.0 + e)
-    }
-}
-
-/// Tanh in float32: an odd Taylor polynomial below |x| = 0.5 (the first
-/// omitted term is under 1e-6 relative there, far inside the 1e-3 of
-/// the backend tests), otherwise (1 - e) / (1 + e)
-/// with e = exp(-2|x|) (never overflows, no cancellation: e <= 1/e).
-fn tanh_f32(v: f32) -> f32 {
-    let a = v.abs();
-    if v == 0.0 {
-        // tanh(-0) is -0: the polynomial below would give +0
-        return v;
-    }
-    if a < 0.5 {
-        let x2 = v * v;
-        // x - x^3/3 + 2x^5/15 - 17x^7/315 + 62x^9/2835 - 1382x^11/155925
-        let p = -1382.0 / 155925.0;
-        let p = p * x2 + 62.0 / 2835.0;
-        let p = p * x2 - 17.0 / 315.0;
-        let p = p * x2 + 2.0 / 15.0;
-        let p = p * x2 - 1.0 / 3.0;
-        return v + v * x2 * p;
-    }
-    if a.is_nan() {
-        return v;
-    }
-    let e = (-2.0 * a).exp();
-    let r = (1.0 - e) / (1.0 + e);
-    if v < 0.0 {
-        -r
-    } else {
-        r
-    }
+    Ok(float_kernel_f32("tanh", super::exp_f32::tanh, f64::tanh))
 }
 
 pub fn swish(info: &NodeInfo) -> Result<Kernel, KernelError> {
@@ -1268,29 +1229,6 @@ pub fn clip(info: &NodeInfo) -> Result<Kernel, KernelError> {
         )?;
         Ok(vec![Value::Tensor(y)])
     }))
-}
-
-#[cfg(test)]
-mod tanh_f32_tests {
-    #[test]
-    fn tanh_f32_matches_f64_within_float32_accuracy() {
-        let mut x = -20.0f64;
-        while x <= 20.0 {
-            let xf = x as f32;
-            let want = (xf as f64).tanh();
-            let got = super::tanh_f32(xf) as f64;
-            // the polynomial's truncation is under 1e-6 relative at |x| = 0.5
-            let tol = 2e-6 * want.abs().max(1e-30);
-            assert!((got - want).abs() <= tol, "tanh({x}) = {got}, want {want}");
-            x += 0.0007;
-        }
-        assert_eq!(super::tanh_f32(0.0), 0.0);
-        assert!(super::tanh_f32(-0.0).is_sign_negative());
-        assert_eq!(super::tanh_f32(f32::INFINITY), 1.0);
-        assert_eq!(super::tanh_f32(f32::NEG_INFINITY), -1.0);
-        assert!(super::tanh_f32(f32::NAN).is_nan());
-        assert_eq!(super::tanh_f32(1e-30), 1e-30);
-    }
 }
 
 #[cfg(test)]

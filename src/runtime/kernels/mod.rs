@@ -8,6 +8,7 @@ pub mod conv;
 pub mod conv_depthwise;
 pub mod conv_f32;
 pub mod elementwise;
+pub mod exp_f32;
 pub mod image;
 pub mod index;
 pub mod linalg;

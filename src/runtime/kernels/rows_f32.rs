@@ -43,7 +43,7 @@ pub fn softmax_rows(x: &[f32], len: usize, log: bool) -> Vec<f32> {
             let m = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
             let mut sum = 0f64;
             for (o, &v) in out.iter_mut().zip(row) {
-                let e = (v - m).exp();
+                let e = super::exp_f32::exp(v - m);
                 *o = e;
                 sum += e as f64;
             }
