@@ -8,10 +8,13 @@
 
 mod attention;
 mod attrs;
+pub mod constant_value;
 mod control;
+pub mod einsum_equation;
 mod elementwise;
 mod extra;
 mod image_decoder;
+mod kernel_error;
 mod linalg;
 mod manip;
 mod misc;
@@ -20,9 +23,11 @@ mod nn;
 mod random;
 mod reduce;
 mod sequence;
+pub mod slice_indices;
 mod tables;
 
 pub use attrs::{AttrTypeError, Attrs};
+pub use kernel_error::KernelError;
 
 use crate::proto::canonical_domain;
 use crate::runtime::KernelBuilder;
@@ -52,6 +57,56 @@ pub fn lookup(domain: &str, op_type: &str, opset: i64) -> Option<&'static OpDef>
 pub fn all() -> impl Iterator<Item = &'static OpDef> {
     tables::all()
 }
+
+/// The operators of the manipulation, index and reduction families, fed
+/// odd inputs by the robustness tests of their kernels and shape rules.
+#[cfg(test)]
+pub(crate) const ODD_INPUT_OPS: &[&str] = &[
+    "Reshape",
+    "Transpose",
+    "Concat",
+    "Flatten",
+    "Squeeze",
+    "Unsqueeze",
+    "Split",
+    "Slice",
+    "Expand",
+    "Tile",
+    "Pad",
+    "Shape",
+    "Size",
+    "ConstantOfShape",
+    "Range",
+    "Trilu",
+    "EyeLike",
+    "CumSum",
+    "ReverseSequence",
+    "DepthToSpace",
+    "SpaceToDepth",
+    "Gather",
+    "GatherElements",
+    "GatherND",
+    "ScatterElements",
+    "Scatter",
+    "ScatterND",
+    "OneHot",
+    "Compress",
+    "NonZero",
+    "Unique",
+    "TopK",
+    "ReduceSum",
+    "ReduceMean",
+    "ReduceMax",
+    "ReduceMin",
+    "ReduceProd",
+    "ReduceL1",
+    "ReduceL2",
+    "ReduceLogSum",
+    "ReduceLogSumExp",
+    "ReduceSumSquare",
+    "ArgMax",
+    "ArgMin",
+];
 
 #[cfg(test)]
 mod tests {

@@ -112,7 +112,7 @@ pub fn einsum(cx: &mut InferCtx) -> Result<(), ShapeError> {
         }
     }
     let ranks: Vec<usize> = shapes.iter().map(|s| s.len()).collect();
-    let spec = crate::runtime::kernels::linalg::einsum_parse(&eq, &ranks).map_err(ShapeError)?;
+    let spec = crate::ops::einsum_equation::einsum_parse(&eq, &ranks).map_err(ShapeError)?;
     let mut out = vec![];
     for &c in &spec.output {
         // the size of a label: a non-1 occurrence wins (ellipsis broadcast)

@@ -547,7 +547,7 @@ pub fn slice(cx: &mut InferCtx) -> Result<(), ShapeError> {
     // data propagation of 1-D vectors
     if r == 1 && starts.len() == 1 {
         if let Some(v) = cx.value(0).cloned() {
-            let idx = crate::runtime::kernels::manip::slice_indices(
+            let idx = crate::ops::slice_indices::slice_indices(
                 v.values.len(),
                 starts[0],
                 ends[0],
@@ -810,8 +810,7 @@ pub fn constant_of_shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
 }
 
 pub fn constant(cx: &mut InferCtx) -> Result<(), ShapeError> {
-    let t =
-        crate::runtime::kernels::manip::constant_value(&cx.attrs).map_err(|e| ShapeError(e.0))?;
+    let t = crate::ops::constant_value::constant_value(&cx.attrs).map_err(|e| ShapeError(e.0))?;
     let dims: Vec<Dim> = t.shape().iter().map(|&d| int_dim(d as i64)).collect();
     if let Some(v) = SymValue::of_tensor(&t) {
         cx.set_value(0, v);
@@ -1276,7 +1275,7 @@ mod tests {
         }
     }
 
-    use crate::runtime::kernels::manip::testing::MINE;
+    use crate::ops::ODD_INPUT_OPS as MINE;
 
     /// The symbolic slice length equals the constant one for every size,
     /// start, end and step in a grid (ends and starts past 2^31-1 included).

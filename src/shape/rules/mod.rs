@@ -13,8 +13,8 @@ pub mod reduce;
 pub mod sequence;
 
 use super::ctx::ShapeError;
-use super::types::Dim;
 use crate::expr::Expr;
+use crate::value_type::Dim;
 
 /// numpy broadcasting of two symbolic dimensions. Two different symbols
 /// give `Max(a, b)`, which is exact for valid broadcasts of non-zero sizes.
