@@ -23,9 +23,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
     // ops/ names kernels (`runtime::kernels`) and the kernel types; the plan
     // (`runtime/plan.rs`, `runtime/kernel.rs`) looks operators up in `ops`
     &["ops", "runtime"],
-    // ops/ names the shape rules; the shape engine and `shape/ctx.rs` look
-    // operators up in `ops` and read attributes through `ops::Attrs`
-    &["ops", "shape"],
     // proto/external.rs converts typed tensor fields through `tensor`;
     // tensor/convert.rs converts to and from `proto::TensorProto`
     &["proto", "tensor"],

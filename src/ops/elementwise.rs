@@ -1,9 +1,9 @@
 //! Elementwise operators.
 
 use super::OpDef;
+use crate::ops::shape_rules::elementwise as s;
 use crate::runtime::kernels::cast as c;
 use crate::runtime::kernels::elementwise as k;
-use crate::shape::rules::elementwise as s;
 
 macro_rules! op {
     ($name:literal, $shape:expr, $kernel:expr) => {

@@ -2,8 +2,8 @@
 //! miscellaneous default-domain and training operators.
 
 use super::OpDef;
+use crate::ops::shape_rules::extra as s;
 use crate::runtime::kernels::{loss as kl, misc2 as km, signal as ks, strings as kt};
-use crate::shape::rules::extra as s;
 
 #[rustfmt::skip]
 pub const TABLE: &[OpDef] = &[

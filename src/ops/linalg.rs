@@ -1,8 +1,8 @@
 //! Matrix products.
 
 use super::OpDef;
+use crate::ops::shape_rules::linalg as s;
 use crate::runtime::kernels::linalg as k;
-use crate::shape::rules::linalg as s;
 
 pub const TABLE: &[OpDef] = &[
     OpDef {

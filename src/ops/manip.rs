@@ -1,9 +1,9 @@
 //! Tensor manipulation operators.
 
 use super::OpDef;
+use crate::ops::shape_rules::manip as s;
 use crate::runtime::kernels::index as x;
 use crate::runtime::kernels::manip as k;
-use crate::shape::rules::manip as s;
 
 macro_rules! op {
     ($name:literal, $shape:expr, $kernel:expr) => {

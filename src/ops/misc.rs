@@ -1,8 +1,8 @@
 //! Recurrent network and image operators.
 
 use super::{image_decoder, OpDef};
+use crate::ops::shape_rules::misc as s;
 use crate::runtime::kernels::{image as ki, rnn as kr};
-use crate::shape::rules::misc as s;
 
 #[rustfmt::skip]
 pub const TABLE: &[OpDef] = &[

@@ -14,6 +14,7 @@ pub mod einsum_equation;
 mod elementwise;
 mod extra;
 mod image_decoder;
+mod infer_ctx;
 mod kernel_error;
 mod linalg;
 mod manip;
@@ -23,15 +24,16 @@ mod nn;
 mod random;
 mod reduce;
 mod sequence;
+pub mod shape_rules;
 pub mod slice_indices;
 mod tables;
 
 pub use attrs::{AttrTypeError, Attrs};
+pub use infer_ctx::{InferCtx, ShapeError, ShapeRule, SymValue};
 pub use kernel_error::KernelError;
 
 use crate::proto::canonical_domain;
 use crate::runtime::KernelBuilder;
-use crate::shape::ShapeRule;
 
 /// One operator: where it lives, how its shapes are inferred, how it runs.
 pub struct OpDef {

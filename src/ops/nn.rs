@@ -2,9 +2,9 @@
 //! pooling and convolutions.
 
 use super::OpDef;
+use crate::ops::shape_rules::nn as s;
 use crate::runtime::kernels::conv as kc;
 use crate::runtime::kernels::nn as k;
-use crate::shape::rules::nn as s;
 
 pub const TABLE: &[OpDef] = &[
     OpDef {

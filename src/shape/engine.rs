@@ -1,10 +1,10 @@
 //! The inference engine: walks graphs (and subgraphs) in order, applies the
 //! rules, merges inferred types with declared ones, and writes value_info.
 
-use super::ctx::ShapeRule;
-use super::ctx::{InferCtx, SymValue};
 use crate::expr::{Bindings, Expr};
+use crate::ops::ShapeRule;
 use crate::ops::{self, Attrs};
+use crate::ops::{InferCtx, SymValue};
 use crate::proto::{
     canonical_domain, FunctionProto, GraphProto, ModelProto, NodeProto, ValueInfoProto,
 };

@@ -15,9 +15,9 @@
 
 use crate::bail;
 use crate::ops::Attrs;
+use crate::ops::{InferCtx, ShapeError};
 use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::runtime::kernels::manip::gather_flat;
-use crate::shape::{InferCtx, ShapeError};
 use crate::tensor::{concat_flat, DataType, Key, Tensor, Value};
 use std::collections::HashMap;
 

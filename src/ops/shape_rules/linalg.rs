@@ -2,8 +2,9 @@
 
 use super::broadcast;
 use crate::expr::Expr;
-use crate::shape::{Dim, InferCtx, ShapeError};
+use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::DataType;
+use crate::value_type::Dim;
 
 /// numpy matmul shapes (1-D operands promoted and the axis dropped).
 pub fn matmul_shape(a: &[Dim], b: &[Dim]) -> Result<Vec<Dim>, ShapeError> {

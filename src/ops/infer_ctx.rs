@@ -1,8 +1,8 @@
 //! What a shape rule sees: its node's input types and known values, and
 //! where it writes its outputs.
 
+use super::Attrs;
 use crate::expr::Expr;
-use crate::ops::Attrs;
 use crate::proto::{GraphProto, NodeProto};
 use crate::tensor::{DataType, Tensor};
 use crate::value_type::{Dim, TypeInfo};
@@ -40,7 +40,7 @@ impl From<crate::ops::KernelError> for ShapeError {
 #[macro_export]
 macro_rules! shape_bail {
     ($($arg:tt)*) => {
-        return Err($crate::shape::ShapeError(format!($($arg)*)))
+        return Err($crate::ops::ShapeError(format!($($arg)*)))
     };
 }
 

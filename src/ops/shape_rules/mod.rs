@@ -12,8 +12,8 @@ pub mod random;
 pub mod reduce;
 pub mod sequence;
 
-use super::ctx::ShapeError;
 use crate::expr::Expr;
+use crate::ops::ShapeError;
 use crate::value_type::Dim;
 
 /// numpy broadcasting of two symbolic dimensions. Two different symbols

@@ -4,8 +4,9 @@
 
 use super::norm_axis;
 use crate::expr::Expr;
-use crate::shape::{Dim, InferCtx, ShapeError};
+use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::DataType;
+use crate::value_type::Dim;
 
 fn int_dim(v: i64) -> Dim {
     if v >= 0 {

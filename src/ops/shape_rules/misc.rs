@@ -2,8 +2,9 @@
 //! (Resize, Upsample).
 
 use crate::expr::Expr;
-use crate::shape::{Dim, InferCtx, ShapeError};
+use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::DataType;
+use crate::value_type::Dim;
 
 fn recurrent(cx: &mut InferCtx, gates: i64, n_out: usize) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
