@@ -40,4 +40,11 @@ pub const TABLE: &[OpDef] = &[
         shape: Some(s::einsum),
         kernel: Some(k::einsum),
     },
+    OpDef {
+        domain: "",
+        op_type: "Det",
+        since: 1,
+        shape: Some(crate::ops::shape_rules::det::det),
+        kernel: Some(crate::runtime::kernels::det::det_op),
+    },
 ];

@@ -55,4 +55,18 @@ pub const TABLE: &[OpDef] = &[
     op!("NonZero", s::non_zero, x::non_zero),
     op!("Unique", s::unique, x::unique),
     op!("TopK", s::top_k, x::top_k),
+    OpDef {
+        domain: "",
+        op_type: "CumProd",
+        since: 1,
+        shape: Some(crate::ops::shape_rules::same_as_input),
+        kernel: Some(crate::runtime::kernels::cum_prod::cum_prod),
+    },
+    OpDef {
+        domain: "",
+        op_type: "CenterCropPad",
+        since: 1,
+        shape: Some(crate::ops::shape_rules::center_crop_pad::center_crop_pad),
+        kernel: Some(crate::runtime::kernels::center_crop_pad::center_crop_pad),
+    },
 ];

@@ -5,6 +5,12 @@
 //! rule or kernel that depends on the opset version reads it from its
 //! context. Adding an operator is adding one entry to its family's table and
 //! the functions it names.
+//!
+//! The operator layer imports neither engine's machinery: the shape rules
+//! live here (`shape_rules/`, with what a rule sees in [`InferCtx`]), and so
+//! do [`KernelError`] and the operator meaning both engines share
+//! ([`einsum_equation`], [`slice_indices`], [`constant_value`]). The kernels
+//! are still in `runtime/kernels/` (the `ops <-> runtime` cycle).
 
 mod attention;
 mod attrs;
@@ -12,21 +18,25 @@ pub mod constant_value;
 mod control;
 pub mod einsum_equation;
 mod elementwise;
-mod extra;
+mod image;
 mod image_decoder;
 mod infer_ctx;
 mod kernel_error;
 mod linalg;
+mod loss;
 mod manip;
-mod misc;
 mod ml;
 mod nn;
 mod random;
 mod reduce;
+mod rnn;
 mod sequence;
 pub mod shape_rules;
+mod signal;
 pub mod slice_indices;
+mod strings;
 mod tables;
+mod training;
 
 pub use attrs::{AttrTypeError, Attrs};
 pub use infer_ctx::{InferCtx, ShapeError, ShapeRule, SymValue};

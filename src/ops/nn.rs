@@ -147,4 +147,25 @@ pub const TABLE: &[OpDef] = &[
         shape: Some(s::qlinear_conv),
         kernel: Some(kc::qlinear_conv),
     },
+    OpDef {
+        domain: "",
+        op_type: "MaxUnpool",
+        since: 1,
+        shape: Some(crate::ops::shape_rules::max_unpool::max_unpool),
+        kernel: Some(crate::runtime::kernels::max_unpool::max_unpool),
+    },
+    OpDef {
+        domain: "",
+        op_type: "Col2Im",
+        since: 1,
+        shape: Some(crate::ops::shape_rules::col2im::col2im),
+        kernel: Some(crate::runtime::kernels::col2im::col2im),
+    },
+    OpDef {
+        domain: "",
+        op_type: "DeformConv",
+        since: 1,
+        shape: Some(crate::ops::shape_rules::deform_conv::deform_conv),
+        kernel: Some(crate::runtime::kernels::deform_conv::deform_conv),
+    },
 ];

@@ -7,7 +7,7 @@ use crate::bail;
 use crate::ops::Attrs;
 use crate::ops::{InferCtx, ShapeError};
 use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::runtime::kernels::misc2::num_from_f64;
+use crate::runtime::kernels::f64_values::num_from_f64;
 use crate::tensor::{DataType, Value};
 
 struct ImputerAttrs {

@@ -92,9 +92,9 @@ impl LabelEncoderAttrs {
                         Tensor::scalar(a.float_checked("default_float")?.unwrap_or(-0.0))
                     }
                     dt if dt.is_float() => {
-                        crate::runtime::kernels::misc2::float_of(dt, &[], vec![-0.0])?
+                        crate::runtime::kernels::f64_values::float_of(dt, &[], vec![-0.0])?
                     }
-                    dt => crate::runtime::kernels::misc2::num_from_f64(dt, &[], vec![-1.0])?,
+                    dt => crate::runtime::kernels::f64_values::num_from_f64(dt, &[], vec![-1.0])?,
                 },
             };
             (keys, values, default)
