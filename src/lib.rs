@@ -8,6 +8,7 @@
 //! - [`text`]: the ONNX text syntax (parser, canonical printer, pretty summary);
 //! - [`expr`]: symbolic dimension expressions;
 //! - [`shape`]: shape inference;
+//! - [`value_type`]: the type of a value as inference knows it (`TypeInfo`, `Dim`);
 //! - [`tensor`]: the tensor type and TensorProto conversion;
 //! - [`runtime`]: plan, kernels, event log;
 //! - [`ops`]: the operator table tying op types to shape rules and kernels;
@@ -22,6 +23,7 @@ pub mod runtime;
 pub mod shape;
 pub mod tensor;
 pub mod text;
+pub mod value_type;
 
 /// Every heap allocation is counted, so the memory budget
 /// ([`tensor::budget`]) knows what is in use.

@@ -23,22 +23,9 @@ const KNOWN_CYCLES: &[&[&str]] = &[
     // ops/ names kernels (`runtime::kernels`) and the kernel types; the plan
     // (`runtime/plan.rs`, `runtime/kernel.rs`) looks operators up in `ops`
     &["ops", "runtime"],
-    // ops -> runtime -> shape -> ops: `runtime/kernels/control.rs` and
-    // `runtime/plan.rs` use `shape` types; `shape/ctx.rs` reads `ops::Attrs`
-    &["ops", "runtime", "shape"],
-    // ops/ names the shape rules; the shape engine and `shape/ctx.rs` look
-    // operators up in `ops` and read attributes through `ops::Attrs`
-    &["ops", "shape"],
-    // ops -> shape (rules) -> runtime (`shape/ctx.rs` converts
-    // `KernelError`; rules call kernels for operator meaning: `einsum_parse`,
-    // `slice_indices`) -> ops
-    &["ops", "shape", "runtime"],
     // proto/external.rs converts typed tensor fields through `tensor`;
     // tensor/convert.rs converts to and from `proto::TensorProto`
     &["proto", "tensor"],
-    // runtime -> shape (`TypeInfo` in `runtime/kernels/control.rs`,
-    // `format_shape_proto` in `runtime/plan.rs`); shape -> runtime as above
-    &["runtime", "shape"],
 ];
 
 /// Where a dependency was seen: file and line.

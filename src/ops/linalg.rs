@@ -1,8 +1,8 @@
 //! Matrix products.
 
 use super::OpDef;
+use crate::ops::shape_rules::linalg as s;
 use crate::runtime::kernels::linalg as k;
-use crate::shape::rules::linalg as s;
 
 pub const TABLE: &[OpDef] = &[
     OpDef {
@@ -39,5 +39,12 @@ pub const TABLE: &[OpDef] = &[
         since: 1,
         shape: Some(s::einsum),
         kernel: Some(k::einsum),
+    },
+    OpDef {
+        domain: "",
+        op_type: "Det",
+        since: 1,
+        shape: Some(crate::ops::shape_rules::det::det),
+        kernel: Some(crate::runtime::kernels::det::det_op),
     },
 ];

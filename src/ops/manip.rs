@@ -1,9 +1,9 @@
 //! Tensor manipulation operators.
 
 use super::OpDef;
+use crate::ops::shape_rules::manip as s;
 use crate::runtime::kernels::index as x;
 use crate::runtime::kernels::manip as k;
-use crate::shape::rules::manip as s;
 
 macro_rules! op {
     ($name:literal, $shape:expr, $kernel:expr) => {
@@ -55,4 +55,18 @@ pub const TABLE: &[OpDef] = &[
     op!("NonZero", s::non_zero, x::non_zero),
     op!("Unique", s::unique, x::unique),
     op!("TopK", s::top_k, x::top_k),
+    OpDef {
+        domain: "",
+        op_type: "CumProd",
+        since: 1,
+        shape: Some(crate::ops::shape_rules::same_as_input),
+        kernel: Some(crate::runtime::kernels::cum_prod::cum_prod),
+    },
+    OpDef {
+        domain: "",
+        op_type: "CenterCropPad",
+        since: 1,
+        shape: Some(crate::ops::shape_rules::center_crop_pad::center_crop_pad),
+        kernel: Some(crate::runtime::kernels::center_crop_pad::center_crop_pad),
+    },
 ];

@@ -5,28 +5,45 @@
 //! rule or kernel that depends on the opset version reads it from its
 //! context. Adding an operator is adding one entry to its family's table and
 //! the functions it names.
+//!
+//! The operator layer imports neither engine's machinery: the shape rules
+//! live here (`shape_rules/`, with what a rule sees in [`InferCtx`]), and so
+//! do [`KernelError`] and the operator meaning both engines share
+//! ([`einsum_equation`], [`slice_indices`], [`constant_value`]). The kernels
+//! are still in `runtime/kernels/` (the `ops <-> runtime` cycle).
 
 mod attention;
 mod attrs;
+pub mod constant_value;
 mod control;
+pub mod einsum_equation;
 mod elementwise;
-mod extra;
+mod image;
 mod image_decoder;
+mod infer_ctx;
+mod kernel_error;
 mod linalg;
+mod loss;
 mod manip;
-mod misc;
 mod ml;
 mod nn;
 mod random;
 mod reduce;
+mod rnn;
 mod sequence;
+pub mod shape_rules;
+mod signal;
+pub mod slice_indices;
+mod strings;
 mod tables;
+mod training;
 
 pub use attrs::{AttrTypeError, Attrs};
+pub use infer_ctx::{InferCtx, ShapeError, ShapeRule, SymValue};
+pub use kernel_error::KernelError;
 
 use crate::proto::canonical_domain;
 use crate::runtime::KernelBuilder;
-use crate::shape::ShapeRule;
 
 /// One operator: where it lives, how its shapes are inferred, how it runs.
 pub struct OpDef {
@@ -52,6 +69,56 @@ pub fn lookup(domain: &str, op_type: &str, opset: i64) -> Option<&'static OpDef>
 pub fn all() -> impl Iterator<Item = &'static OpDef> {
     tables::all()
 }
+
+/// The operators of the manipulation, index and reduction families, fed
+/// odd inputs by the robustness tests of their kernels and shape rules.
+#[cfg(test)]
+pub(crate) const ODD_INPUT_OPS: &[&str] = &[
+    "Reshape",
+    "Transpose",
+    "Concat",
+    "Flatten",
+    "Squeeze",
+    "Unsqueeze",
+    "Split",
+    "Slice",
+    "Expand",
+    "Tile",
+    "Pad",
+    "Shape",
+    "Size",
+    "ConstantOfShape",
+    "Range",
+    "Trilu",
+    "EyeLike",
+    "CumSum",
+    "ReverseSequence",
+    "DepthToSpace",
+    "SpaceToDepth",
+    "Gather",
+    "GatherElements",
+    "GatherND",
+    "ScatterElements",
+    "Scatter",
+    "ScatterND",
+    "OneHot",
+    "Compress",
+    "NonZero",
+    "Unique",
+    "TopK",
+    "ReduceSum",
+    "ReduceMean",
+    "ReduceMax",
+    "ReduceMin",
+    "ReduceProd",
+    "ReduceL1",
+    "ReduceL2",
+    "ReduceLogSum",
+    "ReduceLogSumExp",
+    "ReduceSumSquare",
+    "ArgMax",
+    "ArgMin",
+];
 
 #[cfg(test)]
 mod tests {

@@ -2,9 +2,9 @@
 //! pooling and convolutions.
 
 use super::OpDef;
+use crate::ops::shape_rules::nn as s;
 use crate::runtime::kernels::conv as kc;
 use crate::runtime::kernels::nn as k;
-use crate::shape::rules::nn as s;
 
 pub const TABLE: &[OpDef] = &[
     OpDef {
@@ -146,5 +146,26 @@ pub const TABLE: &[OpDef] = &[
         since: 1,
         shape: Some(s::qlinear_conv),
         kernel: Some(kc::qlinear_conv),
+    },
+    OpDef {
+        domain: "",
+        op_type: "MaxUnpool",
+        since: 1,
+        shape: Some(crate::ops::shape_rules::max_unpool::max_unpool),
+        kernel: Some(crate::runtime::kernels::max_unpool::max_unpool),
+    },
+    OpDef {
+        domain: "",
+        op_type: "Col2Im",
+        since: 1,
+        shape: Some(crate::ops::shape_rules::col2im::col2im),
+        kernel: Some(crate::runtime::kernels::col2im::col2im),
+    },
+    OpDef {
+        domain: "",
+        op_type: "DeformConv",
+        since: 1,
+        shape: Some(crate::ops::shape_rules::deform_conv::deform_conv),
+        kernel: Some(crate::runtime::kernels::deform_conv::deform_conv),
     },
 ];

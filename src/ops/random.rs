@@ -1,8 +1,8 @@
 //! Random generators.
 
 use super::OpDef;
+use crate::ops::shape_rules::random as s;
 use crate::runtime::kernels::random as k;
-use crate::shape::rules::random as s;
 
 #[rustfmt::skip]
 pub const TABLE: &[OpDef] = &[

@@ -1,8 +1,8 @@
 //! Reductions.
 
 use super::OpDef;
+use crate::ops::shape_rules::reduce as s;
 use crate::runtime::kernels::reduce as k;
-use crate::shape::rules::reduce as s;
 
 pub const TABLE: &[OpDef] = &[
     OpDef {

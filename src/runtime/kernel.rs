@@ -3,61 +3,11 @@
 
 use super::plan::Plan;
 use crate::ops::Attrs;
+pub use crate::ops::KernelError;
 use crate::proto::NodeProto;
-use crate::tensor::{Tensor, TensorError, Value};
+use crate::tensor::{Tensor, Value};
 use std::collections::{HashMap, HashSet};
-use std::fmt;
 use std::sync::Arc;
-
-/// Why a kernel could not be built or could not run.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KernelError(pub String);
-
-impl KernelError {
-    pub fn new(msg: impl Into<String>) -> Self {
-        KernelError(msg.into())
-    }
-}
-
-impl fmt::Display for KernelError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for KernelError {}
-
-impl From<TensorError> for KernelError {
-    fn from(e: TensorError) -> Self {
-        KernelError(e.0)
-    }
-}
-
-impl From<crate::tensor::budget::OverBudget> for KernelError {
-    fn from(e: crate::tensor::budget::OverBudget) -> Self {
-        KernelError(e.to_string())
-    }
-}
-
-impl From<crate::ops::AttrTypeError> for KernelError {
-    fn from(e: crate::ops::AttrTypeError) -> Self {
-        KernelError(e.to_string())
-    }
-}
-
-impl From<ndarray::ShapeError> for KernelError {
-    fn from(e: ndarray::ShapeError) -> Self {
-        KernelError(e.to_string())
-    }
-}
-
-/// `return Err(KernelError::new(format!(...)))` in one line.
-#[macro_export]
-macro_rules! bail {
-    ($($arg:tt)*) => {
-        return Err($crate::runtime::KernelError::new(format!($($arg)*)))
-    };
-}
 
 /// What a kernel builder sees of its node.
 pub struct NodeInfo<'a> {

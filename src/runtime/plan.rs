@@ -1022,7 +1022,7 @@ fn check_input(decl: &InputDecl, v: &Value) -> Result<(), RunError> {
                     return Err(RunError(format!(
                         "input '{name}' expects rank {} ({}), got shape {:?}",
                         shape.dim.len(),
-                        crate::shape::format_shape_proto(shape),
+                        crate::value_type::format_shape_proto(shape),
                         t.shape()
                     )));
                 }

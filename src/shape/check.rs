@@ -3,8 +3,8 @@
 //! binding symbols from the shapes of given inputs.
 
 use super::engine::InferReport;
-use super::types::{Dim, TypeInfo};
 use crate::expr::Bindings;
+use crate::value_type::{Dim, TypeInfo};
 use serde::Serialize;
 
 /// The verdict for one value.

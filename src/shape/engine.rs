@@ -1,15 +1,15 @@
 //! The inference engine: walks graphs (and subgraphs) in order, applies the
 //! rules, merges inferred types with declared ones, and writes value_info.
 
-use super::ctx::ShapeRule;
-use super::ctx::{InferCtx, SymValue};
-use super::types::{Dim, TypeInfo};
 use crate::expr::{Bindings, Expr};
+use crate::ops::ShapeRule;
 use crate::ops::{self, Attrs};
+use crate::ops::{InferCtx, SymValue};
 use crate::proto::{
     canonical_domain, FunctionProto, GraphProto, ModelProto, NodeProto, ValueInfoProto,
 };
 use crate::tensor::{self, DataType};
+use crate::value_type::{Dim, TypeInfo};
 use serde::Serialize;
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -453,7 +453,7 @@ impl Engine {
         // subgraph's inputs are given by its caller or stay as declared
         let top_level = given.is_none() && outer.is_none() && self.depth == 0;
         let fresh_inputs = if top_level {
-            super::types::input_types_with_fresh_dims(g)
+            crate::value_type::input_types_with_fresh_dims(g)
         } else {
             Vec::new()
         };

@@ -7,12 +7,12 @@
 //! equations (`M = 2*N`); conflicts are warnings naming the node.
 
 mod check;
-mod ctx;
 mod engine;
-pub mod rules;
-mod types;
+#[cfg(test)]
+mod tests;
 
+pub use crate::value_type::{
+    format_dims, format_shape_proto, input_types_with_fresh_dims, Dim, TypeInfo,
+};
 pub use check::{bind_symbols, check_shapes, CheckRow, CheckStatus, GivenInput};
-pub use ctx::{InferCtx, ShapeError, ShapeRule, SymValue};
 pub use engine::{infer_model, Equation, InferReport, Source, ValueReport};
-pub use types::{format_dims, format_shape_proto, input_types_with_fresh_dims, Dim, TypeInfo};

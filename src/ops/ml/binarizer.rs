@@ -3,9 +3,9 @@
 
 use crate::bail;
 use crate::ops::Attrs;
+use crate::ops::{InferCtx, ShapeError};
 use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::runtime::kernels::misc2::num_from_f64;
-use crate::shape::{InferCtx, ShapeError};
+use crate::runtime::kernels::f64_values::num_from_f64;
 use crate::tensor::Value;
 
 struct BinarizerAttrs {

@@ -6,8 +6,8 @@
 use crate::bail;
 use crate::expr::Expr;
 use crate::ops::Attrs;
+use crate::ops::{InferCtx, ShapeError};
 use crate::runtime::kernel::{Kernel, KernelError, NodeInfo};
-use crate::shape::{InferCtx, ShapeError};
 use crate::tensor::{DataType, Tensor, Value};
 
 #[derive(Clone, Copy)]

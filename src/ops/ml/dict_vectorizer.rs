@@ -6,9 +6,10 @@
 use crate::bail;
 use crate::expr::Expr;
 use crate::ops::Attrs;
+use crate::ops::{InferCtx, ShapeError};
 use crate::runtime::kernel::{Kernel, KernelError, NodeInfo};
-use crate::shape::{InferCtx, ShapeError, TypeInfo};
 use crate::tensor::{DataType, Tensor, Value};
+use crate::value_type::TypeInfo;
 use std::collections::HashMap;
 
 enum Vocabulary {

@@ -6,9 +6,10 @@
 use crate::bail;
 use crate::expr::Expr;
 use crate::ops::Attrs;
+use crate::ops::{InferCtx, ShapeError};
 use crate::runtime::kernel::{Kernel, KernelError, NodeInfo};
-use crate::shape::{Dim, InferCtx, ShapeError};
 use crate::tensor::{Tensor, Value};
+use crate::value_type::Dim;
 
 struct FeatureVectorizerAttrs {
     dims: Vec<usize>,

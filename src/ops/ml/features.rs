@@ -4,9 +4,10 @@
 
 use crate::bail;
 use crate::expr::Expr;
+use crate::ops::InferCtx;
 use crate::runtime::KernelError;
-use crate::shape::{Dim, InferCtx};
 use crate::tensor::Tensor;
+use crate::value_type::Dim;
 
 /// `N` rows of `C` features, row-major.
 pub struct Rows {

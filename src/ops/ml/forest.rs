@@ -601,54 +601,6 @@ pub fn tensor_values(
     Ok(Some((v, t.dtype() == crate::tensor::DataType::Double)))
 }
 
-/// Running small text models in the operators' tests.
-#[cfg(test)]
-pub(crate) mod testing {
-    use crate::runtime::{Plan, RunOptions};
-    use crate::tensor::{Tensor, Value};
-    use std::collections::HashMap;
-
-    /// Runs a text model on `x` (its one input): its outputs, or the error
-    /// text (from building the plan or from running it).
-    pub fn run_text(text: &str, x: Tensor) -> Result<Vec<Tensor>, String> {
-        let m = crate::text::parse_model(text).map_err(|e| e.to_string())?;
-        let plan = Plan::new(&m).map_err(|e| e.0)?;
-        let name = plan.input_names()[0].clone();
-        let r = plan
-            .run(
-                HashMap::from([(name, Value::Tensor(x))]),
-                &RunOptions::default(),
-            )
-            .map_err(|e| e.0)?;
-        Ok(r.outputs
-            .into_iter()
-            .filter_map(|(_, v)| v.into_tensor())
-            .collect())
-    }
-
-    /// The inferred types of a text model's outputs, as displayed, then
-    /// the declared symbols inference tied (`E = 2`).
-    pub fn output_types(text: &str) -> Vec<String> {
-        let mut m = crate::text::parse_model(text).unwrap_or_else(|e| panic!("{e}"));
-        let outs: Vec<String> = m
-            .graph
-            .as_ref()
-            .map(|g| g.output.iter().map(|o| o.name().to_string()).collect())
-            .unwrap_or_default();
-        let r = crate::shape::infer_model(&mut m);
-        let mut types: Vec<String> = outs
-            .iter()
-            .map(|o| r.get(o).map(|v| v.ty.display()).unwrap_or_default())
-            .collect();
-        types.extend(
-            r.equations
-                .iter()
-                .map(|e| format!("{} = {}", e.symbol, e.expr)),
-        );
-        types
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,9 +15,9 @@
 
 use crate::bail;
 use crate::ops::Attrs;
+use crate::ops::{InferCtx, ShapeError};
 use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::runtime::kernels::manip::gather_flat;
-use crate::shape::{InferCtx, ShapeError};
 use crate::tensor::{concat_flat, DataType, Key, Tensor, Value};
 use std::collections::HashMap;
 
@@ -92,9 +92,9 @@ impl LabelEncoderAttrs {
                         Tensor::scalar(a.float_checked("default_float")?.unwrap_or(-0.0))
                     }
                     dt if dt.is_float() => {
-                        crate::runtime::kernels::misc2::float_of(dt, &[], vec![-0.0])?
+                        crate::runtime::kernels::f64_values::float_of(dt, &[], vec![-0.0])?
                     }
-                    dt => crate::runtime::kernels::misc2::num_from_f64(dt, &[], vec![-1.0])?,
+                    dt => crate::runtime::kernels::f64_values::num_from_f64(dt, &[], vec![-1.0])?,
                 },
             };
             (keys, values, default)

@@ -5,8 +5,8 @@
 use super::features::rows;
 use crate::bail;
 use crate::ops::Attrs;
+use crate::ops::{InferCtx, ShapeError};
 use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::shape::{InferCtx, ShapeError};
 use crate::tensor::{DataType, Tensor, Value};
 
 #[derive(Clone, Copy)]

@@ -9,8 +9,8 @@ use super::svm_kernel::SvmKernel;
 use crate::bail;
 use crate::expr::Expr;
 use crate::ops::Attrs;
+use crate::ops::{InferCtx, ShapeError};
 use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::shape::{InferCtx, ShapeError};
 use crate::tensor::{DataType, Tensor, Value};
 
 struct SvmRegressorAttrs {

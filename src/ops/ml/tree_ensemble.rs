@@ -15,8 +15,8 @@ use super::post_transform::PostTransform;
 use crate::bail;
 use crate::expr::Expr;
 use crate::ops::Attrs;
+use crate::ops::{InferCtx, ShapeError};
 use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::shape::{InferCtx, ShapeError};
 use crate::tensor::{budget, DataType, Tensor, Value};
 use half::f16;
 use std::sync::{Arc, OnceLock};
@@ -245,110 +245,4 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
         };
         Ok(vec![Value::Tensor(y)])
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::forest::testing::{output_types, run_text};
-    use crate::tensor::Tensor;
-
-    /// Tree 0: `x0 <= 1` ? (`x1 in {2, 5}`, NaN true ? leaf 1 : leaf 2) :
-    /// leaf 0; tree 1 is the single leaf 2. Leaves: target 0 = 1, target
-    /// 1 = 10, target 0 = 100. Values checked against onnxruntime 1.23 and
-    /// the onnx reference.
-    fn model(t: &str, extra: &str) -> String {
-        format!(
-            r#"<ir_version: 10, opset_import: ["" : 17, "ai.onnx.ml" : 5]>
-g ({t}[N,C] x) => (y)
-{{
-  y = ai.onnx.ml.TreeEnsemble <n_targets = 2, aggregate_function = 0,
-    nodes_featureids = [0, 1, 0], nodes_truenodeids = [1, 1, 2], nodes_falsenodeids = [0, 2, 2],
-    nodes_trueleafs = [0, 1, 1], nodes_falseleafs = [1, 1, 1],
-    nodes_missing_value_tracks_true = [0, 1, 0],
-    nodes_modes = uint8[3] {{0, 6, 0}}, nodes_splits = {t}[3] {{1.0, 0.0, 0.0}},
-    membership_values = {t}[3] {{2.0, 5.0, nan}},
-    leaf_targetids = [0, 1, 0], leaf_weights = {t}[3] {{1.0, 10.0, 100.0}},
-    tree_roots = [0, 2]{extra}> (x)
-}}"#
-        )
-    }
-
-    const ROWS: [f64; 8] = [0.0, 5.0, 0.0, 3.0, 0.0, f64::NAN, 2.0, 5.0];
-    const WANT: [f64; 8] = [50.0, 5.0, 100.0, 0.0, 50.0, 5.0, 50.5, 0.0];
-
-    #[test]
-    fn member_sets_missing_tracks_and_single_leaf_trees_in_double() {
-        let m = model("double", "");
-        let x = Tensor::from_vec(&[4, 2], ROWS.to_vec()).unwrap();
-        let y = run_text(&m, x).unwrap().remove(0);
-        assert_eq!(y.dtype(), crate::tensor::DataType::Double);
-        assert_eq!(y.to_f64_vec().unwrap(), WANT.to_vec());
-        assert_eq!(output_types(&m), vec!["double[N,2]"]);
-    }
-
-    #[test]
-    fn float_and_float16_inputs_keep_their_type() {
-        let x32: Vec<f32> = ROWS.iter().map(|&v| v as f32).collect();
-        let y = run_text(&model("float", ""), Tensor::from_vec(&[4, 2], x32).unwrap()).unwrap();
-        assert_eq!(y[0].dtype(), crate::tensor::DataType::Float);
-        assert_eq!(y[0].to_f64_vec().unwrap(), WANT.to_vec());
-        let x16: Vec<half::f16> = ROWS.iter().map(|&v| half::f16::from_f64(v)).collect();
-        // float16 X with float splits and weights
-        let m = model("float", "").replace("float[N,C] x", "float16[N,C] x");
-        let y = run_text(&m, Tensor::from_vec(&[4, 2], x16).unwrap()).unwrap();
-        assert_eq!(y[0].dtype(), crate::tensor::DataType::Float16);
-        assert_eq!(y[0].to_f64_vec().unwrap(), WANT.to_vec());
-    }
-
-    #[test]
-    fn sum_with_softmax_over_targets() {
-        let m = model("double", "").replace("aggregate_function = 0", "aggregate_function = 1");
-        let m = m.replace(
-            "tree_roots = [0, 2]",
-            "tree_roots = [0, 2], post_transform = 1",
-        );
-        let x = Tensor::from_vec(&[1, 2], vec![2.0, 5.0]).unwrap();
-        // scores [101, 0] → softmax
-        let y = run_text(&m, x).unwrap().remove(0).to_f64_vec().unwrap();
-        assert!((y[0] - 1.0).abs() < 1e-12 && y[1] < 1e-40, "{y:?}");
-    }
-
-    #[test]
-    fn malformed_attributes_are_errors() {
-        let x = || Tensor::from_vec(&[1, 2], vec![0.0, 0.0]).unwrap();
-        let bad_mode = model("double", "").replace("{0, 6, 0}", "{0, 9, 0}");
-        assert!(run_text(&bad_mode, x()).unwrap_err().contains("mode 9"));
-        let bad_root = model("double", "").replace("tree_roots = [0, 2]", "tree_roots = [0, 5]");
-        assert!(run_text(&bad_root, x())
-            .unwrap_err()
-            .contains("tree root 5"));
-        let bad_leaf = model("double", "").replace(
-            "nodes_falsenodeids = [0, 2, 2]",
-            "nodes_falsenodeids = [0, 7, 2]",
-        );
-        assert!(run_text(&bad_leaf, x())
-            .unwrap_err()
-            .contains("leaf index 7"));
-        // node 1's false side points back at branch 0: a cycle
-        let cycle = model("double", "")
-            .replace(
-                "nodes_falsenodeids = [0, 2, 2]",
-                "nodes_falsenodeids = [0, 0, 2]",
-            )
-            .replace(
-                "nodes_falseleafs = [1, 1, 1]",
-                "nodes_falseleafs = [1, 0, 1]",
-            );
-        assert!(run_text(&cycle, x()).unwrap_err().contains("reached twice"));
-        let bad_target =
-            model("double", "").replace("leaf_targetids = [0, 1, 0]", "leaf_targetids = [0, 2, 0]");
-        assert!(run_text(&bad_target, x())
-            .unwrap_err()
-            .contains("target/class 2"));
-        let short =
-            model("double", "").replace("nodes_trueleafs = [0, 1, 1]", "nodes_trueleafs = [0, 1]");
-        assert!(run_text(&short, x())
-            .unwrap_err()
-            .contains("nodes_trueleafs"));
-    }
 }

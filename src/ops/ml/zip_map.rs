@@ -4,9 +4,10 @@
 
 use crate::bail;
 use crate::ops::Attrs;
+use crate::ops::{InferCtx, ShapeError};
 use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::shape::{InferCtx, ShapeError, TypeInfo};
 use crate::tensor::{DataType, Map, Tensor, Value};
+use crate::value_type::TypeInfo;
 
 /// The labels, as the map keys they become.
 enum Labels {

@@ -7,8 +7,8 @@ use crate::bail;
 use crate::map_array;
 use crate::proto::GraphProto;
 use crate::runtime::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
-use crate::shape::TypeInfo;
 use crate::tensor::{DataType, Tensor, Value};
+use crate::value_type::TypeInfo;
 use ndarray::{Axis, Slice};
 
 /// The sub-tensor at `index` along `axis`, the axis removed.

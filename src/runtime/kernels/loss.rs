@@ -1,6 +1,6 @@
 //! Loss kernels: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
 
-use super::misc2::{f64_of, float_like};
+use super::f64_values::{f64_of, float_like};
 use crate::bail;
 use crate::runtime::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{Tensor, Value};

@@ -6,6 +6,8 @@
 
 use super::elementwise::Num;
 use super::norm_axis;
+use crate::ops::constant_value::constant_value;
+use crate::ops::slice_indices::slice_indices;
 use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};
 use crate::{bail, dispatch_num, map_array};
@@ -596,47 +598,6 @@ pub fn split(info: &NodeInfo) -> Result<Kernel, KernelError> {
     }))
 }
 
-/// Slice's per-axis source indices for (start, end, step) on a dimension.
-pub fn slice_indices(
-    dim: usize,
-    start: i64,
-    end: i64,
-    step: i64,
-) -> Result<Vec<usize>, KernelError> {
-    if step == 0 {
-        bail!("slice step cannot be 0");
-    }
-    let d = dim as i64;
-    let mut s = if start < 0 {
-        start.saturating_add(d)
-    } else {
-        start
-    };
-    let mut e = if end < 0 { end.saturating_add(d) } else { end };
-    let mut out = Vec::new();
-    if step > 0 {
-        s = s.clamp(0, d);
-        e = e.clamp(0, d);
-        let mut i = s;
-        while i < e {
-            out.push(i as usize);
-            i = i.saturating_add(step);
-        }
-    } else {
-        s = s.clamp(0, (d - 1).max(0));
-        e = e.clamp(-1, d - 1);
-        if d == 0 {
-            return Ok(out);
-        }
-        let mut i = s;
-        while i > e {
-            out.push(i as usize);
-            i = i.saturating_add(step);
-        }
-    }
-    Ok(out)
-}
-
 pub fn slice(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let attrs = if info.opset < 10 {
         Some((
@@ -896,37 +857,6 @@ pub fn constant_of_shape(info: &NodeInfo) -> Result<Kernel, KernelError> {
         ));
         out1(filled)
     }))
-}
-
-/// The tensor a Constant node holds.
-pub fn constant_value(attrs: &crate::ops::Attrs) -> Result<Tensor, KernelError> {
-    if let Some(p) = attrs.tensor("value") {
-        return Ok(crate::tensor::from_proto(p)?);
-    }
-    if let Some(a) = attrs.get("value_float") {
-        return Ok(Tensor::scalar(a.f()));
-    }
-    if let Some(v) = attrs.get("value_floats") {
-        return Ok(Tensor::from_vec(&[v.floats.len()], v.floats.clone())?);
-    }
-    if let Some(a) = attrs.get("value_int") {
-        return Ok(Tensor::scalar(a.i()));
-    }
-    if let Some(v) = attrs.get("value_ints") {
-        return Ok(Tensor::from_vec(&[v.ints.len()], v.ints.clone())?);
-    }
-    if attrs.has("value_string") {
-        return Ok(Tensor::scalar(
-            attrs.string("value_string").unwrap_or_default(),
-        ));
-    }
-    if let Some(v) = attrs.strings("value_strings") {
-        return Ok(Tensor::from_vec(&[v.len()], v)?);
-    }
-    if attrs.has("sparse_value") {
-        bail!("Constant: sparse_value is not supported");
-    }
-    bail!("Constant has no value attribute")
 }
 
 pub fn constant(info: &NodeInfo) -> Result<Kernel, KernelError> {
@@ -1223,54 +1153,7 @@ pub fn space_to_depth(info: &NodeInfo) -> Result<Kernel, KernelError> {
 /// Test helpers: build and run one kernel.
 #[cfg(test)]
 pub(crate) mod testing {
-    /// The operators of the manipulation, index and reduction families,
-    /// fed odd inputs by the robustness tests.
-    pub const MINE: &[&str] = &[
-        "Reshape",
-        "Transpose",
-        "Concat",
-        "Flatten",
-        "Squeeze",
-        "Unsqueeze",
-        "Split",
-        "Slice",
-        "Expand",
-        "Tile",
-        "Pad",
-        "Shape",
-        "Size",
-        "ConstantOfShape",
-        "Range",
-        "Trilu",
-        "EyeLike",
-        "CumSum",
-        "ReverseSequence",
-        "DepthToSpace",
-        "SpaceToDepth",
-        "Gather",
-        "GatherElements",
-        "GatherND",
-        "ScatterElements",
-        "Scatter",
-        "ScatterND",
-        "OneHot",
-        "Compress",
-        "NonZero",
-        "Unique",
-        "TopK",
-        "ReduceSum",
-        "ReduceMean",
-        "ReduceMax",
-        "ReduceMin",
-        "ReduceProd",
-        "ReduceL1",
-        "ReduceL2",
-        "ReduceLogSum",
-        "ReduceLogSumExp",
-        "ReduceSumSquare",
-        "ArgMax",
-        "ArgMin",
-    ];
+    pub(crate) use crate::ops::ODD_INPUT_OPS as MINE;
 
     use crate::ops::Attrs;
     use crate::proto::attribute_proto::AttributeType;

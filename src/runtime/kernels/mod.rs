@@ -2,19 +2,27 @@
 //! (numpy broadcasting, axis normalisation, typed dispatch).
 
 pub mod attention;
+pub mod bit_cast;
 pub mod cast;
+pub mod center_crop_pad;
+pub mod col2im;
 pub mod control;
 pub mod conv;
 pub mod conv_depthwise;
 pub mod conv_f32;
+pub mod cum_prod;
+pub mod deform_conv;
+pub mod det;
+pub mod dynamic_quantize_linear;
 pub mod elementwise;
 pub mod exp_f32;
+pub mod f64_values;
 pub mod image;
 pub mod index;
 pub mod linalg;
 pub mod loss;
 pub mod manip;
-pub mod misc2;
+pub mod max_unpool;
 pub mod nn;
 pub mod pool_fast;
 pub mod random;
@@ -22,8 +30,10 @@ pub mod reduce;
 pub mod rnn;
 pub mod rows_f32;
 pub mod sequence;
+pub mod shrink;
 pub mod signal;
 pub mod strings;
+pub mod training;
 pub mod transpose_tiled;
 
 use super::kernel::KernelError;

@@ -1,8 +1,8 @@
 //! Signal processing kernels: DFT, STFT, the window generators and
 //! MelWeightMatrix.
 
+use super::f64_values::{f64_of, float_like, float_of, num_from_f64};
 use super::manip::ints_in;
-use super::misc2::{f64_of, float_like, float_of, num_from_f64};
 use crate::bail;
 use crate::runtime::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};

@@ -2,7 +2,7 @@
 //! featuriser TfIdfVectorizer.
 
 use super::broadcast_shapes;
-use super::misc2::float_of;
+use super::f64_values::float_of;
 use crate::bail;
 use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Key, Tensor, Value};

@@ -3,8 +3,9 @@
 
 use super::norm_axis;
 use crate::expr::Expr;
-use crate::shape::{Dim, InferCtx, ShapeError, TypeInfo};
+use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::DataType;
+use crate::value_type::{Dim, TypeInfo};
 
 /// Merges two dimensions: equal kept, different unknown.
 pub fn merge_dim(a: &Dim, b: &Dim) -> Dim {

@@ -2,8 +2,9 @@
 
 use super::broadcast;
 use crate::expr::Expr;
-use crate::shape::{Dim, InferCtx, ShapeError};
+use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::DataType;
+use crate::value_type::Dim;
 
 /// numpy matmul shapes (1-D operands promoted and the axis dropped).
 pub fn matmul_shape(a: &[Dim], b: &[Dim]) -> Result<Vec<Dim>, ShapeError> {
@@ -112,7 +113,7 @@ pub fn einsum(cx: &mut InferCtx) -> Result<(), ShapeError> {
         }
     }
     let ranks: Vec<usize> = shapes.iter().map(|s| s.len()).collect();
-    let spec = crate::runtime::kernels::linalg::einsum_parse(&eq, &ranks).map_err(ShapeError)?;
+    let spec = crate::ops::einsum_equation::einsum_parse(&eq, &ranks).map_err(ShapeError)?;
     let mut out = vec![];
     for &c in &spec.output {
         // the size of a label: a non-1 occurrence wins (ellipsis broadcast)

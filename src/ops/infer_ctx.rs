@@ -1,11 +1,11 @@
 //! What a shape rule sees: its node's input types and known values, and
 //! where it writes its outputs.
 
-use super::types::{Dim, TypeInfo};
+use super::Attrs;
 use crate::expr::Expr;
-use crate::ops::Attrs;
 use crate::proto::{GraphProto, NodeProto};
 use crate::tensor::{DataType, Tensor};
+use crate::value_type::{Dim, TypeInfo};
 use std::fmt;
 
 /// The largest rank shape inference builds from a length declared in the
@@ -30,8 +30,8 @@ impl From<crate::ops::AttrTypeError> for ShapeError {
     }
 }
 
-impl From<crate::runtime::KernelError> for ShapeError {
-    fn from(e: crate::runtime::KernelError) -> Self {
+impl From<crate::ops::KernelError> for ShapeError {
+    fn from(e: crate::ops::KernelError) -> Self {
         ShapeError(e.0)
     }
 }
@@ -40,7 +40,7 @@ impl From<crate::runtime::KernelError> for ShapeError {
 #[macro_export]
 macro_rules! shape_bail {
     ($($arg:tt)*) => {
-        return Err($crate::shape::ShapeError(format!($($arg)*)))
+        return Err($crate::ops::ShapeError(format!($($arg)*)))
     };
 }
 

@@ -1,20 +1,31 @@
 //! Shape rules, one file per operator family, and the helpers they share.
 
 pub mod attention;
+pub mod bit_cast;
+pub mod center_crop_pad;
+pub mod col2im;
 pub mod control;
+pub mod deform_conv;
+pub mod det;
+pub mod dynamic_quantize_linear;
 pub mod elementwise;
-pub mod extra;
+pub mod image;
 pub mod linalg;
+pub mod loss;
 pub mod manip;
-pub mod misc;
+pub mod max_unpool;
 pub mod nn;
 pub mod random;
 pub mod reduce;
+pub mod rnn;
 pub mod sequence;
+pub mod signal;
+pub mod strings;
+pub mod training;
 
-use super::ctx::ShapeError;
-use super::types::Dim;
 use crate::expr::Expr;
+use crate::ops::{InferCtx, ShapeError};
+use crate::value_type::Dim;
 
 /// numpy broadcasting of two symbolic dimensions. Two different symbols
 /// give `Max(a, b)`, which is exact for valid broadcasts of non-zero sizes.
@@ -75,4 +86,24 @@ pub fn norm_axis(axis: i64, rank: usize) -> Result<usize, ShapeError> {
 pub fn product(dims: &[Dim]) -> Option<Expr> {
     dims.iter()
         .try_fold(Expr::int(1), |acc, d| d.as_ref().map(|e| acc.mul(e)))
+}
+
+pub fn int_dim(v: i64) -> Dim {
+    if v >= 0 {
+        Some(Expr::int(v))
+    } else {
+        None
+    }
+}
+
+pub fn shape_of(cx: &InferCtx, i: usize) -> Option<Vec<Dim>> {
+    cx.shape(i).map(|s| s.to_vec())
+}
+
+/// Output 0 has the element type and shape of input 0.
+pub fn same_as_input(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let e = cx.elem_req(0)?;
+    let s = shape_of(cx, 0);
+    cx.set_tensor(0, e, s);
+    Ok(())
 }

@@ -2,8 +2,9 @@
 
 use super::norm_axis;
 use crate::expr::Expr;
-use crate::shape::{Dim, InferCtx, ShapeError};
+use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::DataType;
+use crate::value_type::Dim;
 
 /// Output shape of a reduction: reduced axes become 1 (keepdims) or vanish.
 fn reduced(shape: &[Dim], mask: &[bool], keep: bool) -> Vec<Dim> {

@@ -1,7 +1,8 @@
 //! Rules for the random generators.
 
-use crate::shape::{InferCtx, ShapeError, TypeInfo};
+use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::DataType;
+use crate::value_type::TypeInfo;
 
 fn dtype(cx: &InferCtx, default: Option<DataType>) -> Option<DataType> {
     cx.attrs

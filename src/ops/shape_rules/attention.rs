@@ -4,9 +4,10 @@
 
 use super::norm_axis;
 use crate::expr::Expr;
-use crate::shape::{Dim, InferCtx, ShapeError};
+use crate::ops::{InferCtx, ShapeError};
 use crate::shape_bail;
 use crate::tensor::DataType;
+use crate::value_type::Dim;
 
 fn dim(cx: &InferCtx, i: usize, d: usize) -> Dim {
     cx.shape(i).and_then(|s| s.get(d).cloned()).flatten()

@@ -3,8 +3,9 @@
 use super::control::merge_types;
 use super::norm_axis;
 use crate::expr::Expr;
-use crate::shape::{Dim, InferCtx, ShapeError, TypeInfo};
+use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::DataType;
+use crate::value_type::{Dim, TypeInfo};
 
 fn seq_elem(cx: &InferCtx, i: usize) -> Option<TypeInfo> {
     match cx.input(i) {

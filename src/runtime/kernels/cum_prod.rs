@@ -1,0 +1,7 @@
+//! CumProd.
+
+use crate::runtime::kernel::{Kernel, KernelError, NodeInfo};
+
+pub fn cum_prod(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    super::manip::cumulative(info, super::manip::Cumulative::Prod)
+}

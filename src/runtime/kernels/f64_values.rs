@@ -1,0 +1,92 @@
+//! Tensors to and from `f64` vectors: the helpers the kernels that compute
+//! in f64 (losses, signal processing, the ML operators, ...) share.
+
+use super::elementwise::Num;
+use crate::bail;
+use crate::dispatch_num;
+use crate::runtime::kernel::KernelError;
+use crate::tensor::{DataType, Tensor, Value};
+use half::{bf16, f16};
+use ndarray::{ArrayD, IxDyn};
+
+/// A numeric tensor's elements as f64 (row-major).
+pub fn f64_of(t: &Tensor, what: &str) -> Result<Vec<f64>, KernelError> {
+    match t.to_f64_vec() {
+        Some(v) => Ok(v),
+        None => bail!("{what} must be numeric, got {}", t.dtype()),
+    }
+}
+
+/// A float tensor of type `dtype` from f64 values.
+pub fn float_of(dtype: DataType, shape: &[usize], v: Vec<f64>) -> Result<Tensor, KernelError> {
+    let n: usize = shape.iter().product();
+    if n != v.len() {
+        bail!("{} values do not fill shape {shape:?}", v.len());
+    }
+    let sh = IxDyn(shape);
+    Ok(match dtype {
+        DataType::Float => Tensor::F32(ArrayD::from_shape_vec(
+            sh,
+            v.iter().map(|&x| x as f32).collect(),
+        )?),
+        DataType::Double => Tensor::F64(ArrayD::from_shape_vec(sh, v)?),
+        DataType::Float16 => Tensor::F16(ArrayD::from_shape_vec(
+            sh,
+            v.iter().map(|&x| f16::from_f64(x)).collect(),
+        )?),
+        DataType::Bfloat16 => Tensor::BF16(ArrayD::from_shape_vec(
+            sh,
+            v.iter().map(|&x| bf16::from_f64(x)).collect(),
+        )?),
+        other => bail!("expected a float type, got {other}"),
+    })
+}
+
+/// A float tensor of the same type as `like`.
+pub fn float_like(like: &Tensor, shape: &[usize], v: Vec<f64>) -> Result<Tensor, KernelError> {
+    float_of(like.dtype(), shape, v)
+}
+
+pub(super) fn one(t: Tensor) -> Result<Vec<Value>, KernelError> {
+    Ok(vec![Value::Tensor(t)])
+}
+
+pub(super) fn require_float(t: &Tensor, what: &str) -> Result<(), KernelError> {
+    if !matches!(
+        t.dtype(),
+        DataType::Float | DataType::Double | DataType::Float16 | DataType::Bfloat16
+    ) {
+        bail!("{what} must be a float tensor, got {}", t.dtype());
+    }
+    Ok(())
+}
+
+/// The element count of a shape about to be allocated (in f64), checked
+/// against the memory budget.
+pub(super) fn numel(shape: &[usize]) -> Result<usize, KernelError> {
+    Ok(crate::tensor::budget::check(shape, 8)?)
+}
+
+pub(super) fn dim_of(v: i64, what: &str) -> Result<usize, KernelError> {
+    if v < 0 {
+        bail!("{what} must be non-negative, got {v}");
+    }
+    Ok(v as usize)
+}
+
+fn num_from_typed<T: Num>(shape: &[usize], v: Vec<f64>) -> Result<Tensor, KernelError> {
+    Ok(T::wrap(ArrayD::from_shape_vec(
+        IxDyn(shape),
+        v.into_iter().map(T::from_f64).collect(),
+    )?))
+}
+
+/// A numeric tensor of type `dt` from f64 values.
+pub fn num_from_f64(dt: DataType, shape: &[usize], v: Vec<f64>) -> Result<Tensor, KernelError> {
+    let probe = Tensor::zeros(dt, &[0])?;
+    dispatch_num!(
+        probe,
+        num_from_typed(shape, v),
+        bail!("expected a numeric type, got {dt}")
+    )
+}
