@@ -1,8 +1,17 @@
 //! Depthwise 2-D convolution in f32: every group reads one input channel
-//! (`group == C`), as in MobileNet-style backbones. Each output plane is a
-//! sum of shifted, scaled rows of one input plane; stride-1 rows are
-//! contiguous multiply-adds the compiler vectorises. No packing, no im2col:
+//! (`group == C`), as in MobileNet-style backbones. No packing, no im2col:
 //! the general GEMM path would pad every one-channel group to a full panel.
+//!
+//! Each input plane is first split into its `sh x sw` stride phases, with
+//! the padding written as zeros: phase `(py, px)` holds the padded input's
+//! rows `sh * r + py` and columns `sw * c + px`. The input pixel that kernel
+//! tap `(ky, kx)` reads for output `(oy, ox)` is then in phase
+//! `(ky*dh % sh, kx*dw % sw)` at `(oy + ky*dh / sh, ox + kx*dw / sw)`: for
+//! every stride and dilation, each tap is one multiply-add of a shifted,
+//! contiguous run of a phase over a "wide" output of `oh` rows of `wq`
+//! columns (`wq >= ow`; the columns past `ow` are computed and dropped).
+//! Those long runs have no bounds logic and vectorise; on x86_64 they are
+//! compiled for AVX-512 or AVX2 with FMA when the CPU has them.
 
 use super::conv_f32::ConvDims;
 
@@ -14,90 +23,207 @@ pub fn applies(d: &ConvDims) -> bool {
     d.spatial.len() == 2 && d.group > 1 && d.group == d.c && d.m.is_multiple_of(d.group)
 }
 
-/// The column range `lo..hi` of output positions whose input column
-/// `ox * stride + off` lies inside `0..width`.
-fn inside(off: isize, stride: usize, width: usize, out: usize) -> (usize, usize) {
-    let s = stride as isize;
-    // smallest ox with ox * s + off >= 0
-    let lo = if off >= 0 { 0 } else { ((-off) + s - 1) / s };
-    // largest ox + 1 with ox * s + off < width
-    let room = width as isize - off;
-    let hi = if room <= 0 { 0 } else { (room + s - 1) / s };
-    let hi = (hi as usize).min(out);
-    (lo as usize, hi.max(lo as usize).min(out))
+/// The shape of the phase planes and of the wide output, the same for every
+/// plane of one convolution.
+struct Geometry {
+    h: usize,
+    w: usize,
+    kh: usize,
+    kw: usize,
+    sh: usize,
+    sw: usize,
+    dh: usize,
+    dw: usize,
+    ph: usize,
+    pw: usize,
+    oh: usize,
+    ow: usize,
+    /// Rows and columns of one phase plane.
+    hq: usize,
+    wq: usize,
 }
 
-/// Y = W * X (+ B) for a depthwise convolution (`applies(d)` must hold).
-pub fn conv(x: &[f32], w: &[f32], bias: Option<&[f32]>, d: &ConvDims) -> Vec<f32> {
-    let (h, wd) = (d.spatial[0], d.spatial[1]);
-    let (kh, kw) = (d.kernel[0], d.kernel[1]);
-    let (sh, sw) = (d.strides[0].max(1), d.strides[1].max(1));
-    let (dh, dw) = (d.dilations[0], d.dilations[1]);
-    let (ph, pw) = (d.pad_begin[0] as isize, d.pad_begin[1] as isize);
-    let (oh, ow) = (d.out[0], d.out[1]);
-    let mult = d.m / d.group;
-    let plane_out = oh * ow;
-    let plane_in = h * wd;
-    let mut out = vec![0f32; d.n * d.m * plane_out];
-    if plane_out == 0 {
-        return out;
+impl Geometry {
+    fn new(d: &ConvDims) -> Geometry {
+        let (kh, kw) = (d.kernel[0], d.kernel[1]);
+        let (sh, sw) = (d.strides[0].max(1), d.strides[1].max(1));
+        let (dh, dw) = (d.dilations[0].max(1), d.dilations[1].max(1));
+        let (oh, ow) = (d.out[0], d.out[1]);
+        Geometry {
+            h: d.spatial[0],
+            w: d.spatial[1],
+            kh,
+            kw,
+            sh,
+            sw,
+            dh,
+            dw,
+            ph: d.pad_begin[0],
+            pw: d.pad_begin[1],
+            oh,
+            ow,
+            // one spare row: the wide output's dropped columns read past
+            // the end of their row into the next
+            hq: oh + kh.saturating_sub(1) * dh / sh + 1,
+            wq: ow + kw.saturating_sub(1) * dw / sw,
+        }
     }
-    // the columns each kernel column reaches, the same for every row
-    let cols: Vec<(usize, usize, isize)> = (0..kw)
-        .map(|kx| {
-            let off = (kx * dw) as isize - pw;
-            let (lo, hi) = inside(off, sw, wd, ow);
-            (lo, hi, off)
-        })
-        .collect();
-    let plane = |idx: usize, o: &mut [f32]| {
-        let (ni, oc) = (idx / d.m, idx % d.m);
-        let ic = oc / mult;
-        let xp = &x[(ni * d.c + ic) * plane_in..][..plane_in];
-        let wp = &w[oc * kh * kw..][..kh * kw];
-        o.fill(bias.map_or(0.0, |b| b[oc]));
-        for (oy, orow) in o.chunks_exact_mut(ow).enumerate() {
-            for ky in 0..kh {
-                let iy = (oy * sh + ky * dh) as isize - ph;
-                if iy < 0 || iy >= h as isize {
-                    continue;
-                }
-                let xrow = &xp[iy as usize * wd..][..wd];
-                for (kx, &(lo, hi, off)) in cols.iter().enumerate() {
-                    let wv = wp[ky * kw + kx];
-                    if lo >= hi {
+
+    fn phase_len(&self) -> usize {
+        self.hq * self.wq
+    }
+
+    /// Writes the `sh * sw` phases of input plane `xp` (zeros where the
+    /// padded input is padding or past the image).
+    #[inline(always)]
+    fn split(&self, xp: &[f32], phases: &mut [f32]) {
+        let plane = self.phase_len();
+        for py in 0..self.sh {
+            for px in 0..self.sw {
+                let q = &mut phases[(py * self.sw + px) * plane..][..plane];
+                for (r, row) in q.chunks_exact_mut(self.wq).enumerate() {
+                    let iy = (self.sh * r + py) as isize - self.ph as isize;
+                    if iy < 0 || iy >= self.h as isize {
+                        row.fill(0.0);
                         continue;
                     }
-                    let start = (lo * sw) as isize + off;
-                    if sw == 1 {
-                        let src = &xrow[start as usize..][..hi - lo];
-                        for (o, &xv) in orow[lo..hi].iter_mut().zip(src) {
-                            *o += wv * xv;
-                        }
-                    } else {
-                        let src = xrow[start as usize..].iter().step_by(sw);
-                        for (o, &xv) in orow[lo..hi].iter_mut().zip(src) {
-                            *o += wv * xv;
-                        }
+                    let src = &xp[iy as usize * self.w..][..self.w];
+                    for (c, v) in row.iter_mut().enumerate() {
+                        let ix = (self.sw * c + px) as isize - self.pw as isize;
+                        *v = if ix >= 0 && (ix as usize) < self.w {
+                            src[ix as usize]
+                        } else {
+                            0.0
+                        };
                     }
                 }
             }
         }
-    };
+    }
+}
+
+/// `acc[i] += wv * src[i]` over the whole of `acc`.
+#[inline(always)]
+fn axpy<const FMA: bool>(acc: &mut [f32], wv: f32, src: &[f32]) {
+    for (a, &x) in acc.iter_mut().zip(src) {
+        *a = if FMA { x.mul_add(wv, *a) } else { *a + wv * x };
+    }
+}
+
+/// Computes output planes `first..first + out.len() / plane_out` into
+/// `out`, with one scratch for the phases and the wide output.
+#[inline(always)]
+fn planes<const FMA: bool>(
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    d: &ConvDims,
+    g: &Geometry,
+    first: usize,
+    out: &mut [f32],
+) {
+    let plane_out = g.oh * g.ow;
+    let plane_in = g.h * g.w;
+    let mult = d.m / d.group;
+    let phase = g.phase_len();
+    let mut phases = vec![0f32; g.sh * g.sw * phase];
+    let wide_len = g.oh * g.wq;
+    let mut wide = vec![0f32; wide_len];
+    let mut last_input = usize::MAX;
+    for (j, o) in out.chunks_exact_mut(plane_out).enumerate() {
+        let idx = first + j;
+        let (ni, oc) = (idx / d.m, idx % d.m);
+        let input = ni * d.c + oc / mult;
+        if input != last_input {
+            g.split(&x[input * plane_in..][..plane_in], &mut phases);
+            last_input = input;
+        }
+        let wp = &w[oc * g.kh * g.kw..][..g.kh * g.kw];
+        wide.fill(bias.map_or(0.0, |b| b[oc]));
+        for ky in 0..g.kh {
+            let ry = ky * g.dh;
+            for kx in 0..g.kw {
+                let rx = kx * g.dw;
+                let q = (ry % g.sh) * g.sw + rx % g.sw;
+                let off = (ry / g.sh) * g.wq + rx / g.sw;
+                let src = &phases[q * phase + off..][..wide_len];
+                axpy::<FMA>(&mut wide, wp[ky * g.kw + kx], src);
+            }
+        }
+        for (orow, wrow) in o.chunks_exact_mut(g.ow).zip(wide.chunks_exact(g.wq)) {
+            orow.copy_from_slice(&wrow[..g.ow]);
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn planes_avx512(
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    d: &ConvDims,
+    g: &Geometry,
+    first: usize,
+    out: &mut [f32],
+) {
+    planes::<true>(x, w, bias, d, g, first, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn planes_avx2(
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    d: &ConvDims,
+    g: &Geometry,
+    first: usize,
+    out: &mut [f32],
+) {
+    planes::<true>(x, w, bias, d, g, first, out)
+}
+
+/// [`planes`] compiled for the best instruction set this CPU has.
+fn planes_best(
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    d: &ConvDims,
+    g: &Geometry,
+    first: usize,
+    out: &mut [f32],
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has the features the function is compiled for
+            return unsafe { planes_avx512(x, w, bias, d, g, first, out) };
+        }
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: as above
+            return unsafe { planes_avx2(x, w, bias, d, g, first, out) };
+        }
+    }
+    planes::<false>(x, w, bias, d, g, first, out)
+}
+
+/// Y = W * X (+ B) for a depthwise convolution (`applies(d)` must hold).
+pub fn conv(x: &[f32], w: &[f32], bias: Option<&[f32]>, d: &ConvDims) -> Vec<f32> {
+    let g = Geometry::new(d);
+    let plane_out = g.oh * g.ow;
+    let mut out = vec![0f32; d.n * d.m * plane_out];
+    if plane_out == 0 {
+        return out;
+    }
     let planes = d.n * d.m;
     if rayon::current_num_threads() > 1 && planes >= 2 * PLANES_PER_TASK {
         use rayon::prelude::*;
         out.par_chunks_mut(plane_out * PLANES_PER_TASK)
             .enumerate()
-            .for_each(|(t, chunk)| {
-                for (j, o) in chunk.chunks_exact_mut(plane_out).enumerate() {
-                    plane(t * PLANES_PER_TASK + j, o);
-                }
-            });
+            .for_each(|(t, chunk)| planes_best(x, w, bias, d, &g, t * PLANES_PER_TASK, chunk));
     } else {
-        for (idx, o) in out.chunks_exact_mut(plane_out).enumerate() {
-            plane(idx, o);
-        }
+        planes_best(x, w, bias, d, &g, 0, &mut out);
     }
     out
 }
