@@ -23,6 +23,23 @@ pub fn applies(d: &ConvDims) -> bool {
     d.spatial.len() == 2 && d.group > 1 && d.group == d.c && d.m.is_multiple_of(d.group)
 }
 
+/// The run `lo..hi` of columns `c < count` whose input column
+/// `c * stride + off` lies inside `0..width`.
+fn inside(off: isize, stride: usize, width: usize, count: usize) -> (usize, usize) {
+    let s = stride as isize;
+    // smallest c with c * s + off >= 0
+    let lo = if off >= 0 { 0 } else { ((-off) + s - 1) / s } as usize;
+    // smallest c with c * s + off >= width
+    let room = width as isize - off;
+    let hi = if room <= 0 {
+        0
+    } else {
+        ((room + s - 1) / s) as usize
+    };
+    let hi = hi.min(count);
+    (lo.min(hi), hi)
+}
+
 /// The shape of the phase planes and of the wide output, the same for every
 /// plane of one convolution.
 struct Geometry {
@@ -88,13 +105,23 @@ impl Geometry {
                         continue;
                     }
                     let src = &xp[iy as usize * self.w..][..self.w];
-                    for (c, v) in row.iter_mut().enumerate() {
-                        let ix = (self.sw * c + px) as isize - self.pw as isize;
-                        *v = if ix >= 0 && (ix as usize) < self.w {
-                            src[ix as usize]
+                    // columns c read input column sw * c + px - pw: those
+                    // inside the image are the run lo..hi
+                    let (lo, hi) = inside(px as isize - self.pw as isize, self.sw, self.w, self.wq);
+                    row[..lo].fill(0.0);
+                    row[hi..].fill(0.0);
+                    if lo < hi {
+                        let start = self.sw * lo + px - self.pw;
+                        if self.sw == 1 {
+                            row[lo..hi].copy_from_slice(&src[start..start + (hi - lo)]);
                         } else {
-                            0.0
-                        };
+                            for (v, &x) in row[lo..hi]
+                                .iter_mut()
+                                .zip(src[start..].iter().step_by(self.sw))
+                            {
+                                *v = x;
+                            }
+                        }
                     }
                 }
             }
