@@ -122,6 +122,48 @@ struct Step {
     release: Vec<String>,
     /// The node has subgraphs (reads enclosing scopes implicitly).
     nested: bool,
+    /// The original nodes this step stands for (see `runtime::passes`).
+    covers: Vec<String>,
+    /// The operators it runs, in order (one unless fused).
+    ops: Vec<String>,
+}
+
+/// A step list with its constant steps and their cache.
+struct Steps {
+    steps: Vec<Step>,
+    /// Steps whose result depends only on initializers (deterministic ops,
+    /// no subgraphs): computed once and reused by runs without events.
+    const_step: Vec<bool>,
+    /// Graph inputs with an initializer default that constant steps read;
+    /// giving one of them disables the cache for that run.
+    const_overridable: HashSet<String>,
+    const_cache: std::sync::OnceLock<HashMap<String, Value>>,
+}
+
+/// The main graph after the plan-time passes (`runtime::passes`): run
+/// when nothing observes the run.
+struct Rewritten {
+    list: Steps,
+    /// Tensors the passes made (rewritten weights), read like initializers.
+    made: HashMap<String, Value>,
+    /// Per pass: its name and how many rewrites it made.
+    counts: Vec<(&'static str, usize)>,
+    /// Graph inputs whose initializer default a rewrite used: giving one
+    /// runs the graph as written.
+    overridable: HashSet<String>,
+}
+
+/// One step of the executed plan, as [`Plan::describe_steps`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanRow {
+    /// Position in execution order.
+    pub position: usize,
+    /// The operators the step runs, in order: `Conv`, or `Conv+BatchNormalization+Relu`.
+    pub op: String,
+    /// The original nodes the step stands for (names, or `#index Op` when
+    /// unnamed), including removed Identity/Dropout nodes it now reads through.
+    pub covers: Vec<String>,
+    pub outputs: Vec<String>,
 }
 
 /// Which steps a partial run of a subgraph executes (loop-invariant
@@ -170,15 +212,11 @@ pub struct Plan {
     init_order: Vec<String>,
     /// The initializers by name (read in place, never copied per run).
     init_values: HashMap<String, Value>,
-    steps: Vec<Step>,
+    /// The graph as written: run when the run is observed.
+    full: Steps,
     outputs: Vec<String>,
-    /// Steps whose result depends only on initializers (deterministic ops,
-    /// no subgraphs): computed once and reused by runs without events.
-    const_step: Vec<bool>,
-    /// Graph inputs with an initializer default that constant steps read;
-    /// giving one of them disables the cache for that run.
-    const_overridable: HashSet<String>,
-    const_cache: std::sync::OnceLock<HashMap<String, Value>>,
+    /// The rewritten main graph, when a pass changed something.
+    fast: Option<Rewritten>,
 }
 
 /// Operators whose result is not a function of their inputs.
@@ -248,64 +286,22 @@ fn implicit_inputs(n: &NodeProto) -> Vec<String> {
     out
 }
 
-impl Plan {
-    /// Plans a model's main graph.
-    pub fn new(model: &ModelProto) -> Result<Plan, PlanError> {
-        let graph = model
-            .graph
-            .as_ref()
-            .ok_or_else(|| PlanError("the model has no graph".into()))?;
-        let mut opsets = opsets_of(&model.opset_import);
-        for f in &model.functions {
-            for o in &f.opset_import {
-                opsets
-                    .entry(canonical_domain(o.domain()).to_string())
-                    .or_insert(o.version());
-            }
-        }
-        match super::inline::expand_functions(model)? {
-            Some(expanded) => Plan::for_graph(&expanded, &opsets, false),
-            None => Plan::for_graph(graph, &opsets, false),
-        }
-    }
-
-    fn for_graph(graph: &GraphProto, opsets: &Opsets, nested: bool) -> Result<Plan, PlanError> {
-        let mut init_order = Vec::with_capacity(graph.initializer.len());
-        let mut init_values = HashMap::with_capacity(graph.initializer.len());
-        let mut init_names = HashSet::new();
-        for t in &graph.initializer {
-            let v = tensor::from_proto(t)
-                .map_err(|e| PlanError(format!("initializer '{}': {e}", t.name())))?;
-            init_names.insert(t.name().to_string());
-            // a name given twice keeps its last value (as a lookup by name
-            // always did), listed once
-            if init_values
-                .insert(t.name().to_string(), Value::Tensor(v))
-                .is_none()
-            {
-                init_order.push(t.name().to_string());
-            }
-        }
-        if !graph.sparse_initializer.is_empty() {
-            return Err(PlanError(
-                "sparse initializers are not supported by the runtime".into(),
-            ));
-        }
-        let inputs: Vec<InputDecl> = graph
-            .input
-            .iter()
-            .map(|vi| InputDecl {
-                name: vi.name().to_string(),
-                ty: vi.r#type.clone(),
-            })
-            .collect();
-        let input_names = inputs.iter().map(|i| i.name.clone()).collect();
-        let outputs: Vec<String> = graph.output.iter().map(|o| o.name().to_string()).collect();
-
+/// Orders a node list, finds each intermediate's last reader, builds the
+/// kernels (fused Conv kernels where `fusion` says) and marks the constant
+/// steps. `init_names` are the names readable without a node (initializers,
+/// and tensors the passes made).
+fn build_steps(
+    graph: &GraphProto,
+    nodes: &[NodeProto],
+    init_names: &HashSet<String>,
+    outputs: &[String],
+    opsets: &Opsets,
+    nested: bool,
+    fusion: Option<&super::passes::Rewritten>,
+) -> Result<Steps, PlanError> {
         // Topological order, stable with respect to the file's order.
-        let nodes = &graph.node;
         let mut available: HashSet<&str> = graph.input.iter().map(|i| i.name()).collect();
-        available.extend(graph.initializer.iter().map(|t| t.name()));
+        available.extend(init_names.iter().map(|s| s.as_str()));
         let produced: HashSet<&str> = nodes
             .iter()
             .flat_map(|n| n.output.iter().map(|s| s.as_str()))
@@ -371,7 +367,7 @@ impl Plan {
             .iter()
             .map(|s| s.as_str())
             .chain(graph.input.iter().map(|i| i.name()))
-            .chain(graph.initializer.iter().map(|t| t.name()))
+            .chain(init_names.iter().map(|s| s.as_str()))
             .collect();
         let mut last: HashMap<&str, usize> = HashMap::new();
         for (pos, &i) in order.iter().enumerate() {
@@ -394,8 +390,10 @@ impl Plan {
         }
 
         let mut steps = Vec::with_capacity(nodes.len());
-        for (pos, &i) in order.iter().enumerate() {
-            let n = &nodes[i];
+        for (pos, &k) in order.iter().enumerate() {
+            let n = &nodes[k];
+            // the node's index in the graph as written
+            let i = fusion.map_or(k, |f| f.origin.get(k).copied().unwrap_or(k));
             let domain = canonical_domain(n.domain());
             let opset = match opsets.get(domain) {
                 Some(&v) => v,
@@ -432,7 +430,12 @@ impl Plan {
                 attrs: Attrs::new(n),
                 compile: &compile,
             };
-            let kernel = builder(&info).map_err(|e| PlanError(format!("{}: {e}", label(i, n))))?;
+            let epilogue = fusion.and_then(|f| f.epilogue.get(k).cloned().flatten());
+            let built = match epilogue {
+                Some(e) => super::kernels::conv::conv_fused(&info, Some(e)),
+                None => builder(&info),
+            };
+            let kernel = built.map_err(|e| PlanError(format!("{}: {e}", label(i, n))))?;
             let mut ins: Vec<Option<String>> = n
                 .input
                 .iter()
@@ -455,6 +458,12 @@ impl Plan {
                     .collect(),
                 release: std::mem::take(&mut release[pos]),
                 nested: !implicit_inputs(n).is_empty(),
+                covers: fusion
+                    .and_then(|f| f.covers.get(k).cloned())
+                    .unwrap_or_else(|| vec![super::passes::node_label(i, n)]),
+                ops: fusion
+                    .and_then(|f| f.fused_ops.get(k).cloned())
+                    .unwrap_or_else(|| vec![n.op_type().to_string()]),
             });
         }
         let input_set: HashSet<&str> = graph.input.iter().map(|i| i.name()).collect();
@@ -479,16 +488,97 @@ impl Plan {
             }
             const_step.push(ok);
         }
+        Ok(Steps {
+            steps,
+            const_step,
+            const_overridable,
+            const_cache: std::sync::OnceLock::new(),
+        })
+}
+
+impl Plan {
+    /// Plans a model's main graph.
+    pub fn new(model: &ModelProto) -> Result<Plan, PlanError> {
+        let graph = model
+            .graph
+            .as_ref()
+            .ok_or_else(|| PlanError("the model has no graph".into()))?;
+        let mut opsets = opsets_of(&model.opset_import);
+        for f in &model.functions {
+            for o in &f.opset_import {
+                opsets
+                    .entry(canonical_domain(o.domain()).to_string())
+                    .or_insert(o.version());
+            }
+        }
+        match super::inline::expand_functions(model)? {
+            Some(expanded) => Plan::for_graph(&expanded, &opsets, false),
+            None => Plan::for_graph(graph, &opsets, false),
+        }
+    }
+
+    fn for_graph(graph: &GraphProto, opsets: &Opsets, nested: bool) -> Result<Plan, PlanError> {
+        let mut init_order = Vec::with_capacity(graph.initializer.len());
+        let mut init_values = HashMap::with_capacity(graph.initializer.len());
+        let mut init_names = HashSet::new();
+        for t in &graph.initializer {
+            let v = tensor::from_proto(t)
+                .map_err(|e| PlanError(format!("initializer '{}': {e}", t.name())))?;
+            init_names.insert(t.name().to_string());
+            // a name given twice keeps its last value (as a lookup by name
+            // always did), listed once
+            if init_values
+                .insert(t.name().to_string(), Value::Tensor(v))
+                .is_none()
+            {
+                init_order.push(t.name().to_string());
+            }
+        }
+        if !graph.sparse_initializer.is_empty() {
+            return Err(PlanError(
+                "sparse initializers are not supported by the runtime".into(),
+            ));
+        }
+        let inputs: Vec<InputDecl> = graph
+            .input
+            .iter()
+            .map(|vi| InputDecl {
+                name: vi.name().to_string(),
+                ty: vi.r#type.clone(),
+            })
+            .collect();
+        let input_names = inputs.iter().map(|i| i.name.clone()).collect();
+        let outputs: Vec<String> = graph.output.iter().map(|o| o.name().to_string()).collect();
+
+        let full = build_steps(graph, &graph.node, &init_names, &outputs, opsets, nested, None)?;
+        let fast = if nested {
+            None
+        } else {
+            let implicit: HashSet<String> = graph.node.iter().flat_map(implicit_inputs).collect();
+            let opset = opsets.get("").copied().unwrap_or(0);
+            super::passes::rewrite(graph, &init_values, implicit, opset).and_then(|rw| {
+                let mut names = init_names.clone();
+                names.extend(rw.made.keys().cloned());
+                // a rewrite the kernels refuse leaves the graph as written
+                let list =
+                    build_steps(graph, &rw.nodes, &names, &outputs, opsets, false, Some(&rw))
+                        .ok()?;
+                Some(Rewritten {
+                    list,
+                    made: rw.made,
+                    counts: rw.counts,
+                    overridable: rw.overridable,
+                })
+            })
+        };
         Ok(Plan {
             inputs,
             input_names,
             init_order,
             init_values,
-            steps,
+            full,
             outputs,
-            const_step,
-            const_overridable,
-            const_cache: std::sync::OnceLock::new(),
+            fast,
         })
     }
 
@@ -499,6 +589,7 @@ impl Plan {
     /// only. `None` when no step qualifies.
     pub(crate) fn hoisting(&self, invariant: &[String]) -> Option<super::kernel::Hoisting> {
         let produced: HashSet<&str> = self
+            .full
             .steps
             .iter()
             .flat_map(|s| s.outputs.iter().flatten().map(|o| o.as_str()))
@@ -512,7 +603,7 @@ impl Plan {
             .chain(produced.iter().copied())
             .collect();
         let mut hoist = super::kernel::Hoisting::default();
-        for step in &self.steps {
+        for step in &self.full.steps {
             let ok = !step.nested
                 && !is_nondeterministic(&step.op_type)
                 && step
@@ -546,7 +637,8 @@ impl Plan {
 
     /// The nodes in the order the executor runs them.
     pub fn nodes(&self) -> Vec<PlannedNode> {
-        self.steps
+        self.full
+            .steps
             .iter()
             .map(|s| PlannedNode {
                 index: s.index,
@@ -556,6 +648,70 @@ impl Plan {
                 outputs: s.outputs.clone(),
             })
             .collect()
+    }
+
+    /// The steps an unobserved run executes (the rewritten plan when a
+    /// plan-time pass changed the graph, else the graph as written), in
+    /// order, each with the original nodes it covers.
+    pub fn describe_steps(&self) -> Vec<PlanRow> {
+        let list = self.fast.as_ref().map_or(&self.full, |f| &f.list);
+        list.steps
+            .iter()
+            .enumerate()
+            .map(|(position, s)| PlanRow {
+                position,
+                op: s.ops.join("+"),
+                covers: s.covers.clone(),
+                outputs: s.outputs.iter().flatten().cloned().collect(),
+            })
+            .collect()
+    }
+
+    /// [`Plan::describe_steps`] as text: a summary line, then one line per
+    /// step (position, operators, covered nodes, outputs).
+    pub fn describe_plan(&self) -> String {
+        let (written, executed) = self.step_counts();
+        let mut t = format!("executed plan: {executed} steps for {written} nodes");
+        let counts = self.rewrites();
+        if counts.is_empty() {
+            t.push_str(" (no plan-time rewrite applies)\n");
+        } else {
+            let list: Vec<String> = counts.iter().map(|(n, c)| format!("{n} {c}")).collect();
+            t.push_str(&format!(
+                " ({}; {} new weight tensors); runs with events, the debugger or a value observer execute the graph as written\n",
+                list.join(", "),
+                self.made_tensors()
+            ));
+        }
+        for r in self.describe_steps() {
+            t.push_str(&format!(
+                "{:>5}  {}  [{}] -> {}\n",
+                r.position,
+                r.op,
+                r.covers.join(", "),
+                r.outputs.join(", ")
+            ));
+        }
+        t
+    }
+
+    /// Per plan-time pass: its name and how many rewrites it made (empty
+    /// when no pass changed the graph).
+    pub fn rewrites(&self) -> Vec<(&'static str, usize)> {
+        self.fast.as_ref().map(|f| f.counts.clone()).unwrap_or_default()
+    }
+
+    /// Steps in the graph as written, and in the plan an unobserved run
+    /// executes.
+    pub fn step_counts(&self) -> (usize, usize) {
+        let fast = self.fast.as_ref().map_or(&self.full, |f| &f.list);
+        (self.full.steps.len(), fast.steps.len())
+    }
+
+    /// How many tensors the passes made (rewritten weights and biases):
+    /// the only copies of weight data the passes make.
+    pub fn made_tensors(&self) -> usize {
+        self.fast.as_ref().map_or(0, |f| f.made.len())
     }
 
     /// The graph's initializers, in file order.
@@ -623,7 +779,7 @@ impl Plan {
         if let Some(e) = error {
             return (RunResult::default(), Some(e));
         }
-        let mut held = HashMap::with_capacity(self.steps.len() * 2);
+        let mut held = HashMap::with_capacity(self.full.steps.len() * 2);
         let result = self.exec_into(&mut held, given, &[], opts, &mut log, 0, "", None);
         let (outputs, error) = match result {
             Ok(outputs) => (outputs, None),
@@ -650,7 +806,7 @@ impl Plan {
         scope: &str,
         part: Option<Part>,
     ) -> Result<Executed, KernelError> {
-        let mut values = HashMap::with_capacity(self.steps.len() * 2);
+        let mut values = HashMap::with_capacity(self.full.steps.len() * 2);
         let outs = self.exec_into(&mut values, given, outer, opts, log, depth, scope, part)?;
         Ok((outs, values))
     }
@@ -745,18 +901,33 @@ impl Plan {
                 );
             }
         }
+        // The rewritten plan runs only when nothing observes the run (see
+        // `runtime::passes`): an observed run sees every original node.
+        let observed = log.is_some() || opts.debug.is_some() || opts.on_value.is_some();
+        let empty_made = HashMap::new();
+        let (list, made) = match &self.fast {
+            Some(f)
+                if depth == 0
+                    && part.is_none()
+                    && !observed
+                    && !f.overridable.iter().any(|n| values.contains_key(n)) =>
+            {
+                (&f.list, &f.made)
+            }
+            _ => (&self.full, &empty_made),
+        };
         // Constant steps: reuse their results when no event is recorded.
         let use_cache = depth == 0
             && log.is_none()
             && opts.release
             && opts.on_value.is_none()
-            && self.const_step.iter().any(|&c| c)
-            && !self
+            && list.const_step.iter().any(|&c| c)
+            && !list
                 .const_overridable
                 .iter()
                 .any(|n| values.contains_key(n));
         let cache = if use_cache {
-            self.const_cache.get()
+            list.const_cache.get()
         } else {
             None
         };
@@ -768,8 +939,8 @@ impl Plan {
             _ => cache.unwrap_or(&empty),
         };
         let outputs_set: HashSet<&str> = self.outputs.iter().map(|s| s.as_str()).collect();
-        for (si, step) in self.steps.iter().enumerate() {
-            if cache.is_some() && self.const_step[si] {
+        for (si, step) in list.steps.iter().enumerate() {
+            if cache.is_some() && list.const_step[si] {
                 continue;
             }
             match part {
@@ -801,6 +972,7 @@ impl Plan {
                                 .get(n)
                                 .or_else(|| cached.get(n))
                                 .or_else(|| self.init_values.get(n))
+                                .or_else(|| made.get(n))
                                 .or_else(|| outer.iter().rev().find_map(|m| m.get(n)));
                             match v {
                                 Some(v) => args.push(Some(v)),
@@ -895,7 +1067,7 @@ impl Plan {
             }
             for (name, v) in step.outputs.iter().zip(produced) {
                 let Some(name) = name else { continue };
-                if let Some(b) = building.as_mut().filter(|_| self.const_step[si]) {
+                if let Some(b) = building.as_mut().filter(|_| list.const_step[si]) {
                     b.insert(name.clone(), v.clone());
                 }
                 if log.is_some() {
@@ -968,13 +1140,14 @@ impl Plan {
                 .get(name)
                 .or_else(|| cached.get(name))
                 .or_else(|| self.init_values.get(name))
+                .or_else(|| made.get(name))
                 .or_else(|| outer.iter().rev().find_map(|m| m.get(name)))
                 .cloned()
                 .ok_or_else(|| KernelError(format!("output '{name}' was not produced")))?;
             outs.push((name.clone(), v));
         }
         if let Some(b) = building {
-            let _ = self.const_cache.set(b);
+            let _ = list.const_cache.set(b);
         }
         Ok(outs)
     }

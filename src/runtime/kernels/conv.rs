@@ -6,6 +6,7 @@
 //! over images/groups with rayon; 1x1 stride-1 unpadded convolutions skip
 //! im2col.
 
+use super::conv_epilogue::Epilogue;
 use super::conv_f32::{self, ConvDims};
 use super::linalg::Gemm;
 use super::nn::{from_f64s, next_index, to_f64s, Window, WindowAttrs};
@@ -153,7 +154,13 @@ fn conv_core<T: ConvFloat>(x: &[T], wt: &[T], bias: Option<&[T]>, g: &Geo) -> Ve
 }
 
 /// f32 convolution: the fast kernels where available, else `conv_core`.
-fn conv_f32s(x: &[f32], wt: &[f32], bias: Option<&[f32]>, g: &Geo) -> Vec<f32> {
+fn conv_f32s(
+    x: &[f32],
+    wt: &[f32],
+    bias: Option<&[f32]>,
+    g: &Geo,
+    post: Option<&Epilogue>,
+) -> Vec<f32> {
     let dims = ConvDims {
         n: g.n,
         c: g.c,
@@ -166,10 +173,21 @@ fn conv_f32s(x: &[f32], wt: &[f32], bias: Option<&[f32]>, g: &Geo) -> Vec<f32> {
         pad_begin: &g.w.pad_begin,
         out: &g.w.out,
     };
+    let oprod: usize = g.w.out.iter().product();
     if super::conv_depthwise::applies(&dims) {
-        return super::conv_depthwise::conv(x, wt, bias, &dims);
+        let mut y = super::conv_depthwise::conv(x, wt, bias, &dims);
+        if let Some(p) = post {
+            p.apply_all_f32(g.m, oprod, &mut y);
+        }
+        return y;
     }
-    conv_f32::conv(x, wt, bias, &dims).unwrap_or_else(|| conv_core(x, wt, bias, g))
+    conv_f32::conv_with(x, wt, bias, &dims, post).unwrap_or_else(|| {
+        let mut y = conv_core(x, wt, bias, g);
+        if let Some(p) = post {
+            p.apply_all_f32(g.m, oprod, &mut y);
+        }
+        y
+    })
 }
 
 /// Checks shapes and resolves the geometry of a Conv / ConvInteger.
@@ -230,8 +248,20 @@ fn out_shape(g: &Geo, m: usize) -> Vec<usize> {
 }
 
 pub fn conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    conv_fused(info, None)
+}
+
+/// Conv followed by `post` (a plan-time fusion, see `runtime::passes`):
+/// applied per output tile on the fast f32 path, per output row elsewhere.
+pub fn conv_fused(info: &NodeInfo, post: Option<Epilogue>) -> Result<Kernel, KernelError> {
     let wa = WindowAttrs::from_info(info);
     let group = info.attrs.int_or("group", 1);
+    let post = post.filter(|p| !p.is_identity());
+    if let Some((s, t)) = post.as_ref().and_then(|p| p.affine.as_ref()) {
+        if s.len() != t.len() {
+            bail!("internal: fused scale and shift differ in length");
+        }
+    }
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         let w = tensor_in(ins, 1)?;
@@ -245,6 +275,17 @@ pub fn conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 bail!("B has {} values for {} output channels", b.len(), g.m);
             }
         }
+        if let Some((s, _)) = post.as_ref().and_then(|p| p.affine.as_ref()) {
+            if s.len() != g.m {
+                bail!(
+                    "the fused BatchNormalization has {} channels, the Conv {}",
+                    s.len(),
+                    g.m
+                );
+            }
+        }
+        let post = post.as_ref();
+        let oprod: usize = g.w.out.iter().product();
         let oshape = out_shape(&g, g.m);
         let y = match x {
             Tensor::F64(xa) => {
@@ -254,10 +295,11 @@ pub fn conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 let (Some(xs), Some(ws)) = (xv.as_slice(), wv.as_slice()) else {
                     bail!("internal: non-contiguous buffer");
                 };
-                Tensor::F64(ArrayD::from_shape_vec(
-                    IxDyn(&oshape),
-                    conv_core(xs, ws, bv.as_deref(), &g),
-                )?)
+                let mut y = conv_core(xs, ws, bv.as_deref(), &g);
+                if let Some(p) = post {
+                    p.apply_all_f64(g.m, oprod, &mut y);
+                }
+                Tensor::F64(ArrayD::from_shape_vec(IxDyn(&oshape), y)?)
             }
             Tensor::F32(xa) => {
                 let xv = xa.as_standard_layout();
@@ -271,7 +313,7 @@ pub fn conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 };
                 Tensor::F32(ArrayD::from_shape_vec(
                     IxDyn(&oshape),
-                    conv_f32s(xs, ws, bv.as_deref(), &g),
+                    conv_f32s(xs, ws, bv.as_deref(), &g, post),
                 )?)
             }
             Tensor::F16(_) | Tensor::BF16(_) => {
@@ -279,7 +321,7 @@ pub fn conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
                     Some(b) => Some(f32s(b)?),
                     None => None,
                 };
-                let y = conv_f32s(&f32s(x)?, &f32s(w)?, bv.as_deref(), &g);
+                let y = conv_f32s(&f32s(x)?, &f32s(w)?, bv.as_deref(), &g, post);
                 from_f64s(
                     x.dtype(),
                     &oshape,

@@ -6,6 +6,7 @@ pub mod cast;
 pub mod control;
 pub mod conv;
 pub mod conv_depthwise;
+pub mod conv_epilogue;
 pub mod conv_f32;
 pub mod elementwise;
 pub mod image;

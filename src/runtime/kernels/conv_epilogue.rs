@@ -1,0 +1,183 @@
+//! What a fused Conv applies to each output value before it leaves the
+//! kernel (plan-time fusion, see `runtime::passes`): a per-output-channel
+//! affine map (a folded BatchNormalization whose weights could not be
+//! rewritten at plan time) and an elementwise activation. The fast f32
+//! kernel applies it per output tile while the tile is in cache; the
+//! other paths apply it once per output row.
+
+/// An elementwise activation fused into the producing Conv.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Act {
+    None,
+    Relu,
+    /// Clip with optional bounds.
+    Clip(Option<f32>, Option<f32>),
+    LeakyRelu(f32),
+    /// HardSigmoid with alpha, beta.
+    HardSigmoid(f32, f32),
+    HardSwish,
+    Sigmoid,
+    /// x * sigmoid(x) (a Sigmoid and a Mul reading the same value).
+    Silu,
+}
+
+impl Act {
+    /// The operator names the activation stands for.
+    pub fn ops(&self) -> &'static [&'static str] {
+        match self {
+            Act::None => &[],
+            Act::Relu => &["Relu"],
+            Act::Clip(..) => &["Clip"],
+            Act::LeakyRelu(_) => &["LeakyRelu"],
+            Act::HardSigmoid(..) => &["HardSigmoid"],
+            Act::HardSwish => &["HardSwish"],
+            Act::Sigmoid => &["Sigmoid"],
+            Act::Silu => &["Sigmoid", "Mul"],
+        }
+    }
+
+    #[inline(always)]
+    pub fn f32(&self, v: f32) -> f32 {
+        match *self {
+            Act::None => v,
+            Act::Relu => v.max(0.0),
+            Act::Clip(lo, hi) => {
+                let mut r = v;
+                if let Some(l) = lo {
+                    if r < l {
+                        r = l;
+                    }
+                }
+                if let Some(h) = hi {
+                    if r > h {
+                        r = h;
+                    }
+                }
+                r
+            }
+            Act::LeakyRelu(a) => {
+                if v < 0.0 {
+                    ((a as f64) * (v as f64)) as f32
+                } else {
+                    v
+                }
+            }
+            Act::HardSigmoid(a, b) => ((a as f64) * (v as f64) + b as f64).clamp(0.0, 1.0) as f32,
+            Act::HardSwish => {
+                let x = v as f64;
+                (x * (x * (1.0 / 6.0) + 0.5).clamp(0.0, 1.0)) as f32
+            }
+            Act::Sigmoid => sigmoid_f32(v),
+            Act::Silu => v * sigmoid_f32(v),
+        }
+    }
+
+    pub fn f64(&self, v: f64) -> f64 {
+        match *self {
+            Act::None => v,
+            Act::Relu => v.max(0.0),
+            Act::Clip(lo, hi) => {
+                let mut r = v;
+                if let Some(l) = lo {
+                    if r < l as f64 {
+                        r = l as f64;
+                    }
+                }
+                if let Some(h) = hi {
+                    if r > h as f64 {
+                        r = h as f64;
+                    }
+                }
+                r
+            }
+            Act::LeakyRelu(a) => {
+                if v < 0.0 {
+                    a as f64 * v
+                } else {
+                    v
+                }
+            }
+            Act::HardSigmoid(a, b) => (a as f64 * v + b as f64).clamp(0.0, 1.0),
+            Act::HardSwish => v * (v * (1.0 / 6.0) + 0.5).clamp(0.0, 1.0),
+            Act::Sigmoid => sigmoid_f64(v),
+            Act::Silu => v * sigmoid_f64(v),
+        }
+    }
+}
+
+/// The same formula as the Sigmoid kernel's float32 path.
+fn sigmoid_f32(v: f32) -> f32 {
+    if v >= 0.0 {
+        1.0 / (1.0 + (-v).exp())
+    } else {
+        let e = v.exp();
+        e / (1.0 + e)
+    }
+}
+
+fn sigmoid_f64(v: f64) -> f64 {
+    if v >= 0.0 {
+        1.0 / (1.0 + (-v).exp())
+    } else {
+        let e = v.exp();
+        e / (1.0 + e)
+    }
+}
+
+/// Applied to every output value of channel `c`: `act(v * scale[c] +
+/// shift[c])` (scale and shift absent: `act(v)`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Epilogue {
+    /// Per output channel; set only with `shift`.
+    pub affine: Option<(Vec<f32>, Vec<f32>)>,
+    pub act: Act,
+}
+
+impl Epilogue {
+    pub fn is_identity(&self) -> bool {
+        self.affine.is_none() && self.act == Act::None
+    }
+
+    /// Applies the epilogue to values of output channel `c`.
+    #[inline]
+    pub fn apply_f32(&self, c: usize, row: &mut [f32]) {
+        if let Some((s, t)) = &self.affine {
+            let (s, t) = (s[c], t[c]);
+            row.iter_mut().for_each(|v| *v = *v * s + t);
+        }
+        if self.act != Act::None {
+            let act = self.act;
+            row.iter_mut().for_each(|v| *v = act.f32(*v));
+        }
+    }
+
+    pub fn apply_f64(&self, c: usize, row: &mut [f64]) {
+        if let Some((s, t)) = &self.affine {
+            let (s, t) = (s[c] as f64, t[c] as f64);
+            row.iter_mut().for_each(|v| *v = *v * s + t);
+        }
+        if self.act != Act::None {
+            let act = self.act;
+            row.iter_mut().for_each(|v| *v = act.f64(*v));
+        }
+    }
+
+    /// Applies the epilogue to a whole N x M x `plane` output.
+    pub fn apply_all_f32(&self, m: usize, plane: usize, out: &mut [f32]) {
+        if plane == 0 || m == 0 {
+            return;
+        }
+        for (i, row) in out.chunks_mut(plane).enumerate() {
+            self.apply_f32(i % m, row);
+        }
+    }
+
+    pub fn apply_all_f64(&self, m: usize, plane: usize, out: &mut [f64]) {
+        if plane == 0 || m == 0 {
+            return;
+        }
+        for (i, row) in out.chunks_mut(plane).enumerate() {
+            self.apply_f64(i % m, row);
+        }
+    }
+}
