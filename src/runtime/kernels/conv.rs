@@ -265,7 +265,7 @@ pub fn conv_fused(info: &NodeInfo, post: Option<Epilogue>) -> Result<Kernel, Ker
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         let w = tensor_in(ins, 1)?;
-        let b = opt_tensor_in(ins, 2)?;
+        let mut b = opt_tensor_in(ins, 2)?;
         if x.dtype() != w.dtype() || b.is_some_and(|b| b.dtype() != x.dtype()) {
             bail!("Conv operands must have one element type");
         }
@@ -284,7 +284,16 @@ pub fn conv_fused(info: &NodeInfo, post: Option<Epilogue>) -> Result<Kernel, Ker
                 );
             }
         }
-        let post = post.as_ref();
+        let derived;
+        let post = match post.as_ref() {
+            Some(p) if p.bn_eps.is_some() => {
+                derived = runtime_batchnorm(ins, p, b, g.m)?;
+                // the Conv bias is inside the derived shift
+                b = None;
+                Some(&derived)
+            }
+            other => other,
+        };
         let oprod: usize = g.w.out.iter().product();
         let oshape = out_shape(&g, g.m);
         let y = match x {
@@ -332,6 +341,48 @@ pub fn conv_fused(info: &NodeInfo, post: Option<Epilogue>) -> Result<Kernel, Ker
         };
         Ok(vec![Value::Tensor(y)])
     }))
+}
+
+/// The epilogue of a Conv fused with a BatchNormalization whose parameters
+/// are inputs 3 to 6 (see `Epilogue::bn_eps`).
+fn runtime_batchnorm(
+    ins: &[Option<&Value>],
+    p: &Epilogue,
+    bias: Option<&Tensor>,
+    m: usize,
+) -> Result<Epilogue, KernelError> {
+    let eps = p.bn_eps.unwrap_or(1e-5) as f64;
+    let mut params = Vec::with_capacity(4);
+    for (k, what) in [(3, "scale"), (4, "B"), (5, "input_mean"), (6, "input_var")] {
+        let t = tensor_in(ins, k)?;
+        let v = t.to_f64_vec().filter(|v| v.len() == m).ok_or_else(|| {
+            KernelError::new(format!(
+                "the fused BatchNormalization's {what} must be {m} floats, got {} {:?}",
+                t.dtype(),
+                t.shape()
+            ))
+        })?;
+        params.push(v);
+    }
+    let cb = match bias {
+        Some(b) => Some(b.to_f64_vec().ok_or_else(|| {
+            KernelError::new(format!("Conv bias must be a float tensor, got {}", b.dtype()))
+        })?),
+        None => None,
+    };
+    let (s, t) = super::conv_epilogue::batchnorm_affine(
+        &params[0],
+        &params[1],
+        &params[2],
+        &params[3],
+        eps,
+        cb.as_deref(),
+    );
+    Ok(Epilogue {
+        affine: Some((s, t)),
+        act: p.act,
+        bn_eps: None,
+    })
 }
 
 /// A zero point: a scalar, or one value per `count` (channel).

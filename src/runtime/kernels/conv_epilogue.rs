@@ -131,11 +131,36 @@ pub struct Epilogue {
     /// Per output channel; set only with `shift`.
     pub affine: Option<(Vec<f32>, Vec<f32>)>,
     pub act: Act,
+    /// A BatchNormalization whose parameters are not initializers: the
+    /// fused Conv reads scale, bias, mean and variance as its inputs 3 to
+    /// 6 on each run and derives the affine map (with this epsilon).
+    pub bn_eps: Option<f32>,
+}
+
+/// Scale and shift per channel of a BatchNormalization folded after a
+/// Conv with bias `conv_bias`: `y = conv * s + t`.
+pub fn batchnorm_affine(
+    scale: &[f64],
+    beta: &[f64],
+    mean: &[f64],
+    var: &[f64],
+    eps: f64,
+    conv_bias: Option<&[f64]>,
+) -> (Vec<f32>, Vec<f32>) {
+    let mut s = Vec::with_capacity(scale.len());
+    let mut t = Vec::with_capacity(scale.len());
+    for c in 0..scale.len() {
+        let sc = scale[c] / (var[c] + eps).sqrt();
+        let b = conv_bias.map_or(0.0, |b| b[c]);
+        s.push(sc as f32);
+        t.push((b * sc + beta[c] - mean[c] * sc) as f32);
+    }
+    (s, t)
 }
 
 impl Epilogue {
     pub fn is_identity(&self) -> bool {
-        self.affine.is_none() && self.act == Act::None
+        self.affine.is_none() && self.act == Act::None && self.bn_eps.is_none()
     }
 
     /// Applies the epilogue to values of output channel `c`.

@@ -26,16 +26,27 @@ fn attr_i(n: &crate::proto::NodeProto, name: &str) -> Option<i64> {
     n.attribute.iter().find(|a| a.name() == name).map(|a| a.i())
 }
 
-/// Scale and shift per channel of the BatchNormalization `j`.
-fn affine(w: &Work, j: usize) -> Option<(Vec<f64>, Vec<f64>)> {
+/// The epsilon of BatchNormalization `j` in inference form (one output,
+/// five inputs, not in training mode).
+fn inference_form(w: &Work, j: usize) -> Option<f32> {
     let n = w.nodes[j].as_ref()?;
-    if n.input.len() != 5 || n.output.iter().skip(1).any(|o| !o.is_empty()) {
+    if n.input.len() != 5
+        || n.input.iter().any(|s| s.is_empty())
+        || n.output.iter().skip(1).any(|o| !o.is_empty())
+    {
         return None;
     }
     if attr_i(n, "training_mode").unwrap_or(0) != 0 || attr_i(n, "is_test") == Some(0) {
         return None;
     }
-    let eps = attr_f(n, "epsilon").unwrap_or(1e-5) as f64;
+    Some(attr_f(n, "epsilon").unwrap_or(1e-5))
+}
+
+/// Scale and shift per channel of the BatchNormalization `j` when its
+/// parameters are constants.
+fn affine(w: &Work, j: usize, eps: f32) -> Option<(Vec<f64>, Vec<f64>)> {
+    let n = w.nodes[j].as_ref()?;
+    let eps = eps as f64;
     let [scale, beta, mean, var] =
         [1, 2, 3, 4].map(|k| n.input.get(k).and_then(|s| f32_vec(w, s)));
     let (scale, beta, mean, var) = (scale?, beta?, mean?, var?);
@@ -79,17 +90,45 @@ pub(super) fn run(w: &mut Work) -> usize {
         {
             continue;
         }
-        let Some((s, t)) = affine(w, j) else { continue };
-        let m = s.len();
+        let Some(eps) = inference_form(w, j) else {
+            continue;
+        };
+        let Some(out) = w.nodes[j].as_ref().and_then(|n| n.output.first().cloned()) else {
+            continue;
+        };
         let wname = conv.input.get(1).cloned().unwrap_or_default();
         let bname = conv.input.get(2).cloned().filter(|b| !b.is_empty());
-        let bias = match &bname {
-            Some(b) => match f32_vec(w, b) {
-                Some(v) if v.len() == m => v,
-                _ => continue,
-            },
-            None => vec![0.0; m],
+        let constants = affine(w, j, eps).and_then(|(s, t)| {
+            let bias = match &bname {
+                Some(b) => f32_vec(w, b).filter(|v| v.len() == s.len())?,
+                None => vec![0.0; s.len()],
+            };
+            Some((s, t, bias))
+        });
+        let Some((s, t, bias)) = constants else {
+            // parameters computed at run time: the Conv reads them as
+            // inputs 3 to 6 and derives its epilogue on each run
+            let params: Vec<String> = w.nodes[j]
+                .as_ref()
+                .and_then(|n| n.input.get(1..5))
+                .map(|s| s.to_vec())
+                .unwrap_or_default();
+            let Some(conv) = w.nodes[i].as_mut() else {
+                continue;
+            };
+            conv.input.resize(3, String::new());
+            conv.input.extend(params);
+            conv.output[0] = out;
+            w.epilogue[i] = Some(Epilogue {
+                affine: None,
+                act: Act::None,
+                bn_eps: Some(eps),
+            });
+            w.absorb(i, j);
+            count += 1;
+            continue;
         };
+        let m = s.len();
         // new bias: (B - mean) * s + beta = B * s + t
         let shift: Vec<f32> = bias
             .iter()
@@ -108,9 +147,6 @@ pub(super) fn run(w: &mut Work) -> usize {
                 ArrayD::from_shape_vec(IxDyn(a.shape()), data).ok()
             }
             _ => None,
-        };
-        let Some(out) = w.nodes[j].as_ref().and_then(|n| n.output.first().cloned()) else {
-            continue;
         };
         let shift_t = ArrayD::from_shape_vec(IxDyn(&[m]), shift.clone()).ok();
         match (weights, shift_t) {
@@ -138,6 +174,7 @@ pub(super) fn run(w: &mut Work) -> usize {
                 w.epilogue[i] = Some(Epilogue {
                     affine: Some((scale, shift)),
                     act: Act::None,
+                    bn_eps: None,
                 });
             }
         }

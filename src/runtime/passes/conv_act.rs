@@ -105,6 +105,7 @@ pub(super) fn run(w: &mut Work) -> usize {
         let e = w.epilogue[i].get_or_insert(Epilogue {
             affine: None,
             act: Act::None,
+            bn_eps: None,
         });
         e.act = act;
         for j in absorbed {
