@@ -17,7 +17,9 @@ use std::collections::{HashMap, HashSet};
 
 /// Deterministic values in [-1, 1).
 fn values(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..n)
         .map(|_| {
             s = s
@@ -168,7 +170,10 @@ fn every_rewrite_of_a_small_model_keeps_its_outputs() {
         .iter()
         .find(|r| r.outputs == ["b2"])
         .expect("the step producing b2");
-    assert!(conv2.covers.iter().any(|c| c.contains("Identity")), "{conv2:?}");
+    assert!(
+        conv2.covers.iter().any(|c| c.contains("Identity")),
+        "{conv2:?}"
+    );
     // two folded Convs with initializer weights: new W and B each; the one
     // with computed weights scales its output instead
     assert_eq!(plan.made_tensors(), 4);
@@ -186,7 +191,12 @@ fn every_rewrite_of_a_small_model_keeps_its_outputs() {
     same_outputs(&got.outputs, &want.outputs, &tol, "text model");
     // a second unobserved run (constant cache filled) agrees as well
     let again = plan.run(text_input(), &unobserved()).unwrap();
-    same_outputs(&again.outputs, &want.outputs, &tol, "text model, second run");
+    same_outputs(
+        &again.outputs,
+        &want.outputs,
+        &tol,
+        "text model, second run",
+    );
 }
 
 #[test]
@@ -281,4 +291,23 @@ fn real_models_give_the_same_outputs_rewritten() {
             }
         }
     }
+}
+
+#[test]
+fn show_plan_prints_the_executed_plan() {
+    let text = model_text().replace('\n', " ");
+    let o = common::cmds(&format!("parse {text}; show --plan"));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let out = &o.stdout;
+    assert!(out.starts_with("executed plan: "), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.contains("Conv+Sigmoid+Mul") && l.contains("#9 Sigmoid, #10 Mul")),
+        "{out}"
+    );
+    // a model no pass changes says so
+    let o = common::cmds(&format!("{}; show --plan", common::SEED));
+    let out = &o.stdout;
+    assert!(out.contains("no plan-time rewrite applies"), "{out}");
+    assert!(out.contains("Mul  [#0 Mul] -> z"), "{out}");
 }

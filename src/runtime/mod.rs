@@ -21,4 +21,6 @@ pub mod usage;
 
 pub use events::{Event, EventAction, EventKind, EventNode};
 pub use kernel::{Kernel, KernelBuilder, KernelError, NodeInfo, RunCtx};
-pub use plan::{Plan, PlanError, PlanRow, PlannedNode, RunError, RunOptions, RunResult, ValueObserver};
+pub use plan::{
+    Plan, PlanError, PlanRow, PlannedNode, RunError, RunOptions, RunResult, ValueObserver,
+};

@@ -299,201 +299,198 @@ fn build_steps(
     nested: bool,
     fusion: Option<&super::passes::Rewritten>,
 ) -> Result<Steps, PlanError> {
-        // Topological order, stable with respect to the file's order.
-        let mut available: HashSet<&str> = graph.input.iter().map(|i| i.name()).collect();
-        available.extend(init_names.iter().map(|s| s.as_str()));
-        let produced: HashSet<&str> = nodes
-            .iter()
-            .flat_map(|n| n.output.iter().map(|s| s.as_str()))
-            .collect();
-        let needs: Vec<Vec<String>> = nodes
-            .iter()
-            .map(|n| {
-                n.input
-                    .iter()
-                    .filter(|s| !s.is_empty())
-                    .cloned()
-                    .chain(implicit_inputs(n))
-                    .collect()
-            })
-            .collect();
-        for (i, (n, need)) in nodes.iter().zip(&needs).enumerate() {
-            for name in need {
-                if !available.contains(name.as_str())
-                    && !produced.contains(name.as_str())
-                    && !nested
-                {
-                    return Err(PlanError(format!(
-                        "{} reads '{name}', which no input, initializer or node provides",
-                        label(i, n)
-                    )));
-                }
+    // Topological order, stable with respect to the file's order.
+    let mut available: HashSet<&str> = graph.input.iter().map(|i| i.name()).collect();
+    available.extend(init_names.iter().map(|s| s.as_str()));
+    let produced: HashSet<&str> = nodes
+        .iter()
+        .flat_map(|n| n.output.iter().map(|s| s.as_str()))
+        .collect();
+    let needs: Vec<Vec<String>> = nodes
+        .iter()
+        .map(|n| {
+            n.input
+                .iter()
+                .filter(|s| !s.is_empty())
+                .cloned()
+                .chain(implicit_inputs(n))
+                .collect()
+        })
+        .collect();
+    for (i, (n, need)) in nodes.iter().zip(&needs).enumerate() {
+        for name in need {
+            if !available.contains(name.as_str()) && !produced.contains(name.as_str()) && !nested {
+                return Err(PlanError(format!(
+                    "{} reads '{name}', which no input, initializer or node provides",
+                    label(i, n)
+                )));
             }
         }
-        let mut order = Vec::with_capacity(nodes.len());
-        let mut done = vec![false; nodes.len()];
-        let mut progress = true;
-        while order.len() < nodes.len() && progress {
-            progress = false;
-            for i in 0..nodes.len() {
-                if done[i] {
-                    continue;
-                }
-                let ready = needs[i]
-                    .iter()
-                    .all(|s| available.contains(s.as_str()) || !produced.contains(s.as_str()));
-                if ready {
-                    done[i] = true;
-                    progress = true;
-                    order.push(i);
-                    for o in &nodes[i].output {
-                        if !o.is_empty() {
-                            available.insert(o);
-                        }
+    }
+    let mut order = Vec::with_capacity(nodes.len());
+    let mut done = vec![false; nodes.len()];
+    let mut progress = true;
+    while order.len() < nodes.len() && progress {
+        progress = false;
+        for i in 0..nodes.len() {
+            if done[i] {
+                continue;
+            }
+            let ready = needs[i]
+                .iter()
+                .all(|s| available.contains(s.as_str()) || !produced.contains(s.as_str()));
+            if ready {
+                done[i] = true;
+                progress = true;
+                order.push(i);
+                for o in &nodes[i].output {
+                    if !o.is_empty() {
+                        available.insert(o);
                     }
                 }
             }
         }
-        if order.len() < nodes.len() {
-            let stuck = (0..nodes.len()).find(|&i| !done[i]).unwrap_or(0);
-            return Err(PlanError(format!(
-                "the graph has a cycle: {} cannot run",
-                label(stuck, &nodes[stuck])
-            )));
-        }
+    }
+    if order.len() < nodes.len() {
+        let stuck = (0..nodes.len()).find(|&i| !done[i]).unwrap_or(0);
+        return Err(PlanError(format!(
+            "the graph has a cycle: {} cannot run",
+            label(stuck, &nodes[stuck])
+        )));
+    }
 
-        // Last consumer of every intermediate.
-        let keep: HashSet<&str> = outputs
-            .iter()
-            .map(|s| s.as_str())
-            .chain(graph.input.iter().map(|i| i.name()))
-            .chain(init_names.iter().map(|s| s.as_str()))
-            .collect();
-        let mut last: HashMap<&str, usize> = HashMap::new();
-        for (pos, &i) in order.iter().enumerate() {
-            for name in &needs[i] {
-                if produced.contains(name.as_str()) && !keep.contains(name.as_str()) {
-                    last.insert(name.as_str(), pos);
-                }
+    // Last consumer of every intermediate.
+    let keep: HashSet<&str> = outputs
+        .iter()
+        .map(|s| s.as_str())
+        .chain(graph.input.iter().map(|i| i.name()))
+        .chain(init_names.iter().map(|s| s.as_str()))
+        .collect();
+    let mut last: HashMap<&str, usize> = HashMap::new();
+    for (pos, &i) in order.iter().enumerate() {
+        for name in &needs[i] {
+            if produced.contains(name.as_str()) && !keep.contains(name.as_str()) {
+                last.insert(name.as_str(), pos);
             }
         }
-        let mut release: Vec<Vec<String>> = vec![vec![]; order.len()];
-        let mut by_pos: Vec<(&str, usize)> = last.into_iter().collect();
-        by_pos.sort_by_key(|&(name, pos)| {
-            // release in the order the node reads them
-            let i = order[pos];
-            let k = needs[i].iter().position(|s| s == name).unwrap_or(0);
-            (pos, k)
-        });
-        for (name, pos) in by_pos {
-            release[pos].push(name.to_string());
-        }
+    }
+    let mut release: Vec<Vec<String>> = vec![vec![]; order.len()];
+    let mut by_pos: Vec<(&str, usize)> = last.into_iter().collect();
+    by_pos.sort_by_key(|&(name, pos)| {
+        // release in the order the node reads them
+        let i = order[pos];
+        let k = needs[i].iter().position(|s| s == name).unwrap_or(0);
+        (pos, k)
+    });
+    for (name, pos) in by_pos {
+        release[pos].push(name.to_string());
+    }
 
-        let mut steps = Vec::with_capacity(nodes.len());
-        for (pos, &k) in order.iter().enumerate() {
-            let n = &nodes[k];
-            // the node's index in the graph as written
-            let i = fusion.map_or(k, |f| f.origin.get(k).copied().unwrap_or(k));
-            let domain = canonical_domain(n.domain());
-            let opset = match opsets.get(domain) {
-                Some(&v) => v,
-                None => {
-                    return Err(PlanError(format!(
-                        "{}: the model imports no opset for domain '{domain}'",
-                        label(i, n)
-                    )))
-                }
-            };
-            let def = ops::lookup(domain, n.op_type(), opset).ok_or_else(|| {
-                PlanError(format!(
-                    "{}: operator '{}' of domain '{}' (opset {opset}) is not supported",
-                    label(i, n),
-                    n.op_type(),
-                    display_domain(domain)
-                ))
-            })?;
-            let builder = def.kernel.ok_or_else(|| {
-                PlanError(format!(
-                    "{}: operator '{}' (opset {opset}) has no kernel yet",
-                    label(i, n),
-                    n.op_type()
-                ))
-            })?;
-            let compile = |g: &GraphProto| -> Result<Arc<Plan>, KernelError> {
-                Plan::for_graph(g, opsets, true)
-                    .map(Arc::new)
-                    .map_err(|e| KernelError(e.0))
-            };
-            let info = NodeInfo {
-                node: n,
-                opset,
-                attrs: Attrs::new(n),
-                compile: &compile,
-            };
-            let epilogue = fusion.and_then(|f| f.epilogue.get(k).cloned().flatten());
-            let built = match epilogue {
-                Some(e) => super::kernels::conv::conv_fused(&info, Some(e)),
-                None => builder(&info),
-            };
-            let kernel = built.map_err(|e| PlanError(format!("{}: {e}", label(i, n))))?;
-            let mut ins: Vec<Option<String>> = n
-                .input
+    let mut steps = Vec::with_capacity(nodes.len());
+    for (pos, &k) in order.iter().enumerate() {
+        let n = &nodes[k];
+        // the node's index in the graph as written
+        let i = fusion.map_or(k, |f| f.origin.get(k).copied().unwrap_or(k));
+        let domain = canonical_domain(n.domain());
+        let opset = match opsets.get(domain) {
+            Some(&v) => v,
+            None => {
+                return Err(PlanError(format!(
+                    "{}: the model imports no opset for domain '{domain}'",
+                    label(i, n)
+                )))
+            }
+        };
+        let def = ops::lookup(domain, n.op_type(), opset).ok_or_else(|| {
+            PlanError(format!(
+                "{}: operator '{}' of domain '{}' (opset {opset}) is not supported",
+                label(i, n),
+                n.op_type(),
+                display_domain(domain)
+            ))
+        })?;
+        let builder = def.kernel.ok_or_else(|| {
+            PlanError(format!(
+                "{}: operator '{}' (opset {opset}) has no kernel yet",
+                label(i, n),
+                n.op_type()
+            ))
+        })?;
+        let compile = |g: &GraphProto| -> Result<Arc<Plan>, KernelError> {
+            Plan::for_graph(g, opsets, true)
+                .map(Arc::new)
+                .map_err(|e| KernelError(e.0))
+        };
+        let info = NodeInfo {
+            node: n,
+            opset,
+            attrs: Attrs::new(n),
+            compile: &compile,
+        };
+        let epilogue = fusion.and_then(|f| f.epilogue.get(k).cloned().flatten());
+        let built = match epilogue {
+            Some(e) => super::kernels::conv::conv_fused(&info, Some(e)),
+            None => builder(&info),
+        };
+        let kernel = built.map_err(|e| PlanError(format!("{}: {e}", label(i, n))))?;
+        let mut ins: Vec<Option<String>> = n
+            .input
+            .iter()
+            .map(|s| (!s.is_empty()).then(|| s.clone()))
+            .collect();
+        while ins.last() == Some(&None) {
+            ins.pop();
+        }
+        steps.push(Step {
+            index: i,
+            op_type: n.op_type().to_string(),
+            domain: n.domain().to_string(),
+            name: n.name().to_string(),
+            kernel,
+            inputs: ins,
+            outputs: n
+                .output
                 .iter()
                 .map(|s| (!s.is_empty()).then(|| s.clone()))
-                .collect();
-            while ins.last() == Some(&None) {
-                ins.pop();
-            }
-            steps.push(Step {
-                index: i,
-                op_type: n.op_type().to_string(),
-                domain: n.domain().to_string(),
-                name: n.name().to_string(),
-                kernel,
-                inputs: ins,
-                outputs: n
-                    .output
-                    .iter()
-                    .map(|s| (!s.is_empty()).then(|| s.clone()))
-                    .collect(),
-                release: std::mem::take(&mut release[pos]),
-                nested: !implicit_inputs(n).is_empty(),
-                covers: fusion
-                    .and_then(|f| f.covers.get(k).cloned())
-                    .unwrap_or_else(|| vec![super::passes::node_label(i, n)]),
-                ops: fusion
-                    .and_then(|f| f.fused_ops.get(k).cloned())
-                    .unwrap_or_else(|| vec![n.op_type().to_string()]),
-            });
-        }
-        let input_set: HashSet<&str> = graph.input.iter().map(|i| i.name()).collect();
-        let mut const_names: HashSet<String> = init_names.clone();
-        let mut const_overridable = HashSet::new();
-        let mut const_step = Vec::with_capacity(steps.len());
-        for (step, &i) in steps.iter().zip(&order) {
-            let ok = !is_nondeterministic(&step.op_type)
-                && implicit_inputs(&nodes[i]).is_empty()
-                && step
-                    .inputs
-                    .iter()
-                    .flatten()
-                    .all(|n| const_names.contains(n));
-            if ok {
-                for n in step.inputs.iter().flatten() {
-                    if input_set.contains(n.as_str()) {
-                        const_overridable.insert(n.clone());
-                    }
+                .collect(),
+            release: std::mem::take(&mut release[pos]),
+            nested: !implicit_inputs(n).is_empty(),
+            covers: fusion
+                .and_then(|f| f.covers.get(k).cloned())
+                .unwrap_or_else(|| vec![super::passes::node_label(i, n)]),
+            ops: fusion
+                .and_then(|f| f.fused_ops.get(k).cloned())
+                .unwrap_or_else(|| vec![n.op_type().to_string()]),
+        });
+    }
+    let input_set: HashSet<&str> = graph.input.iter().map(|i| i.name()).collect();
+    let mut const_names: HashSet<String> = init_names.clone();
+    let mut const_overridable = HashSet::new();
+    let mut const_step = Vec::with_capacity(steps.len());
+    for (step, &i) in steps.iter().zip(&order) {
+        let ok = !is_nondeterministic(&step.op_type)
+            && implicit_inputs(&nodes[i]).is_empty()
+            && step
+                .inputs
+                .iter()
+                .flatten()
+                .all(|n| const_names.contains(n));
+        if ok {
+            for n in step.inputs.iter().flatten() {
+                if input_set.contains(n.as_str()) {
+                    const_overridable.insert(n.clone());
                 }
-                const_names.extend(step.outputs.iter().flatten().cloned());
             }
-            const_step.push(ok);
+            const_names.extend(step.outputs.iter().flatten().cloned());
         }
-        Ok(Steps {
-            steps,
-            const_step,
-            const_overridable,
-            const_cache: std::sync::OnceLock::new(),
-        })
+        const_step.push(ok);
+    }
+    Ok(Steps {
+        steps,
+        const_step,
+        const_overridable,
+        const_cache: std::sync::OnceLock::new(),
+    })
 }
 
 impl Plan {
@@ -550,7 +547,15 @@ impl Plan {
         let input_names = inputs.iter().map(|i| i.name.clone()).collect();
         let outputs: Vec<String> = graph.output.iter().map(|o| o.name().to_string()).collect();
 
-        let full = build_steps(graph, &graph.node, &init_names, &outputs, opsets, nested, None)?;
+        let full = build_steps(
+            graph,
+            &graph.node,
+            &init_names,
+            &outputs,
+            opsets,
+            nested,
+            None,
+        )?;
         let fast = if nested {
             None
         } else {
@@ -698,7 +703,10 @@ impl Plan {
     /// Per plan-time pass: its name and how many rewrites it made (empty
     /// when no pass changed the graph).
     pub fn rewrites(&self) -> Vec<(&'static str, usize)> {
-        self.fast.as_ref().map(|f| f.counts.clone()).unwrap_or_default()
+        self.fast
+            .as_ref()
+            .map(|f| f.counts.clone())
+            .unwrap_or_default()
     }
 
     /// Steps in the graph as written, and in the plan an unobserved run

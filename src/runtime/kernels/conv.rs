@@ -366,7 +366,10 @@ fn runtime_batchnorm(
     }
     let cb = match bias {
         Some(b) => Some(b.to_f64_vec().ok_or_else(|| {
-            KernelError::new(format!("Conv bias must be a float tensor, got {}", b.dtype()))
+            KernelError::new(format!(
+                "Conv bias must be a float tensor, got {}",
+                b.dtype()
+            ))
         })?),
         None => None,
     };

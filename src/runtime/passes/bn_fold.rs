@@ -47,8 +47,7 @@ fn inference_form(w: &Work, j: usize) -> Option<f32> {
 fn affine(w: &Work, j: usize, eps: f32) -> Option<(Vec<f64>, Vec<f64>)> {
     let n = w.nodes[j].as_ref()?;
     let eps = eps as f64;
-    let [scale, beta, mean, var] =
-        [1, 2, 3, 4].map(|k| n.input.get(k).and_then(|s| f32_vec(w, s)));
+    let [scale, beta, mean, var] = [1, 2, 3, 4].map(|k| n.input.get(k).and_then(|s| f32_vec(w, s)));
     let (scale, beta, mean, var) = (scale?, beta?, mean?, var?);
     let m = scale.len();
     if m == 0 || beta.len() != m || mean.len() != m || var.len() != m {

@@ -78,14 +78,20 @@ pub(super) fn run(w: &mut Work) -> usize {
             },
             [a, b] => {
                 // SiLU: Sigmoid(y) read only by a Mul of y and itself
-                let (sig, mul) = if w.is_op(a, "Sigmoid") { (a, b) } else { (b, a) };
+                let (sig, mul) = if w.is_op(a, "Sigmoid") {
+                    (a, b)
+                } else {
+                    (b, a)
+                };
                 if activation(w, sig, &y) != Some(Act::Sigmoid) || !w.is_op(mul, "Mul") {
                     continue;
                 }
                 let Some(s) = w.nodes[sig].as_ref().map(|n| n.output[0].clone()) else {
                     continue;
                 };
-                let Some(m) = w.nodes[mul].as_ref() else { continue };
+                let Some(m) = w.nodes[mul].as_ref() else {
+                    continue;
+                };
                 let ins = m.input.clone();
                 let pair = ins.len() == 2
                     && ((ins[0] == y && ins[1] == s) || (ins[0] == s && ins[1] == y));

@@ -8,7 +8,9 @@ use crate::tensor::Tensor;
 
 fn false_constant(w: &Work, name: &str) -> bool {
     match w.constant(name) {
-        Some(crate::tensor::Value::Tensor(Tensor::Bool(a))) => a.len() == 1 && a.iter().all(|&b| !b),
+        Some(crate::tensor::Value::Tensor(Tensor::Bool(a))) => {
+            a.len() == 1 && a.iter().all(|&b| !b)
+        }
         _ => false,
     }
 }

@@ -128,9 +128,9 @@ impl Work<'_> {
 
     /// A default-domain node of this type.
     pub fn is_op(&self, i: usize, op: &str) -> bool {
-        self.nodes[i]
-            .as_ref()
-            .is_some_and(|n| n.op_type() == op && crate::proto::canonical_domain(n.domain()).is_empty())
+        self.nodes[i].as_ref().is_some_and(|n| {
+            n.op_type() == op && crate::proto::canonical_domain(n.domain()).is_empty()
+        })
     }
 
     /// A name not used anywhere in the graph.
