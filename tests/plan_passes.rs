@@ -311,3 +311,38 @@ fn show_plan_prints_the_executed_plan() {
     assert!(out.contains("no plan-time rewrite applies"), "{out}");
     assert!(out.contains("Mul  [#0 Mul] -> z"), "{out}");
 }
+
+#[test]
+fn giving_an_input_a_rewrite_read_as_constant_runs_the_graph_as_written() {
+    let m = text::parse_model(
+        r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,2,3,3] x, float[2] s) => (float[1,2,3,3] y)
+<float[2] s = {1.0, 2.0}, float[2,2,1,1] w = {0.5, -1.0, 2.0, 0.25}, float[2] b = {0.1, -0.2},
+ float[2] mu = {0.3, 0.0}, float[2] v = {1.0, 4.0}>
+{
+  a = Conv (x, w)
+  y = BatchNormalization (a, s, b, mu, v)
+}"#,
+    )
+    .unwrap();
+    let plan = Plan::new(&m).unwrap();
+    assert_eq!(plan.describe_steps()[0].op, "Conv+BatchNormalization");
+    let x = ArrayD::from_shape_vec(IxDyn(&[1, 2, 3, 3]), values(18, 5)).unwrap();
+    let s = ArrayD::from_shape_vec(IxDyn(&[2]), vec![3.0f32, -1.0]).unwrap();
+    let tol = Tolerance {
+        rtol: 1e-6,
+        atol: 1e-6,
+    };
+    let mut inputs = HashMap::from([("x".to_string(), Value::Tensor(Tensor::F32(x)))]);
+    let want = plan.run(inputs.clone(), &observed()).unwrap();
+    let got = plan.run(inputs.clone(), &unobserved()).unwrap();
+    same_outputs(&got.outputs, &want.outputs, &tol, "default scale");
+    inputs.insert("s".to_string(), Value::Tensor(Tensor::F32(s)));
+    let want2 = plan.run(inputs.clone(), &observed()).unwrap();
+    let got2 = plan.run(inputs, &unobserved()).unwrap();
+    same_outputs(&got2.outputs, &want2.outputs, &tol, "given scale");
+    assert!(
+        compare_values(&want2.outputs[0].1, &want.outputs[0].1, &tol).is_err(),
+        "the given scale changes the output"
+    );
+}

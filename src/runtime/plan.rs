@@ -910,8 +910,10 @@ impl Plan {
             }
         }
         // The rewritten plan runs only when nothing observes the run (see
-        // `runtime::passes`): an observed run sees every original node.
-        let observed = log.is_some() || opts.debug.is_some() || opts.on_value.is_some();
+        // `runtime::passes`): an observed run sees every original node, and
+        // a run that keeps its intermediates (`held`) keeps all of them.
+        let observed =
+            log.is_some() || opts.debug.is_some() || opts.on_value.is_some() || !opts.release;
         let empty_made = HashMap::new();
         let (list, made) = match &self.fast {
             Some(f)

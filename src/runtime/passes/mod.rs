@@ -1,7 +1,8 @@
 //! Plan-time graph rewriting passes. Each pass is a named rewrite of the
 //! main graph's node list, run in the order of [`PASSES`] when the plan is
 //! built; the plan then holds two step lists: the graph as written (run
-//! whenever the run is observed: events, the debugger, a value observer)
+//! whenever the run is observed: events, the debugger, a value observer,
+//! or release off, where the caller reads every intermediate from `held`)
 //! and the rewritten one (run otherwise). An observed run therefore sees
 //! every original node and value, and its event log is the same as without
 //! the passes; an unobserved run's outputs are the same within float
