@@ -99,7 +99,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!("load", &[], "load PATH", "Load a model: binary protobuf (.onnx, external data beside it allowed) or ONNX text syntax.", &[], raw = false, data = false, cmd_load),
     cmd!("parse", &[], "parse TEXT", "Parse a model given inline in ONNX text syntax; an unclosed bracket continues on the next lines.", &[], raw = true, data = false, cmd_parse),
     cmd!("save", &[], "save PATH [--external-threshold BYTES]", "Save the model: .onnx as binary protobuf, anything else as ONNX text. Written atomically.", &[Flag { name: "external-threshold", value: Some("BYTES"), help: "tensors of at least BYTES go to PATH.data, referenced from the model (binary or text)" }], raw = false, data = false, cmd_save),
-    cmd!("show", &[], "show [--text]", "Pretty summary of the model (opsets, graph, inputs, initializers, numbered nodes, outputs), or with --text its canonical ONNX text.", &[Flag { name: "text", value: None, help: "print the canonical text syntax" }, OUT], raw = false, data = false, cmd_show),
+    cmd!("show", &[], "show [--text|--plan]", "Pretty summary of the model (opsets, graph, inputs, initializers, numbered nodes, outputs), with --text its canonical ONNX text, with --plan the steps an unobserved run executes after the plan-time passes (fused steps name the nodes they cover).", &[Flag { name: "text", value: None, help: "print the canonical text syntax" }, Flag { name: "plan", value: None, help: "print the executed plan (fused steps, the nodes each covers)" }, OUT], raw = false, data = false, cmd_show),
     cmd!("infer", &[], "infer [--format F] [--out FILE]", "Infer every value's element type and shape (symbolic), write graph.value_info, and list the equations found (M = 2*N).", &[FORMAT, OUT], raw = false, data = true, cmd_infer),
     cmd!("let", &[], "let [NAME = EXPR]", "Bind a symbol to an integer (EXPR may use bound symbols); without arguments, list the bindings.", &[FORMAT, OUT], raw = true, data = true, cmd_let),
     cmd!("unlet", &[], "unlet NAME", "Drop a binding.", &[], raw = false, data = false, cmd_unlet),
@@ -470,6 +470,11 @@ fn text_size_ok(m: &proto::ModelProto, hint: &str) -> R<()> {
 
 fn cmd_show(s: &mut Session, a: &Args) -> R<Flow> {
     no_args("show", a)?;
+    if a.has("plan") {
+        let t = plan(s)?.describe_plan();
+        s.say(t.trim_end());
+        return Ok(Flow::Continue);
+    }
     let m = s.model()?;
     let t = if a.has("text") {
         text_size_ok(m, "'save PATH.txt --external-threshold BYTES' writes its text with large tensors in a data file")?;
@@ -1597,10 +1602,11 @@ fn cmd_memory(s: &mut Session, a: &Args) -> R<Flow> {
     // the weights are apart from the live values: used in place from the
     // model's files (mapped) or copied onto the heap (owned)
     let (mapped, owned) = s.plan.as_ref().map_or((0, 0), |p| p.weight_bytes());
+    let rewritten = s.plan.as_ref().map_or(0, |p| p.rewritten_weight_bytes());
     let j = json!({
         "peak_bytes": peak_point.map_or(0, |p| p.live_bytes),
         "peak_node": peak_point.map(|p| node_json(&p.node)),
-        "weights": {"mapped_bytes": mapped, "owned_bytes": owned},
+        "weights": {"mapped_bytes": mapped, "owned_bytes": owned, "rewritten_bytes": rewritten},
         "series": series.iter().map(|p| json!({"node": node_json(&p.node), "live_bytes": p.live_bytes})).collect::<Vec<_>>(),
     });
     let table = a.format == Format::Table;
@@ -1643,9 +1649,17 @@ fn cmd_memory(s: &mut Session, a: &Args) -> R<Flow> {
     }
     if table {
         d.footer.push(format!(
-            "weights {} used in place from the model's files, {} copied on the heap",
+            "weights {} used in place from the model's files, {} copied on the heap{}",
             human(mapped),
-            human(owned)
+            human(owned),
+            if rewritten > 0 {
+                format!(
+                    ", {} rewritten by plan passes (folded BatchNormalization)",
+                    human(rewritten)
+                )
+            } else {
+                String::new()
+            }
         ));
     }
     emit(s, a, d);

@@ -13,6 +13,7 @@ mod inline;
 pub mod kernel;
 pub mod kernels;
 pub mod limits;
+mod passes;
 mod plan;
 pub mod random_draws;
 pub mod tolerance;
@@ -20,4 +21,6 @@ pub mod usage;
 
 pub use events::{Event, EventAction, EventKind, EventNode};
 pub use kernel::{Kernel, KernelBuilder, KernelError, NodeInfo, RunCtx};
-pub use plan::{Plan, PlanError, PlannedNode, RunError, RunOptions, RunResult, ValueObserver};
+pub use plan::{
+    Plan, PlanError, PlanRow, PlannedNode, RunError, RunOptions, RunResult, ValueObserver,
+};

@@ -122,6 +122,48 @@ struct Step {
     release: Vec<String>,
     /// The node has subgraphs (reads enclosing scopes implicitly).
     nested: bool,
+    /// The original nodes this step stands for (see `runtime::passes`).
+    covers: Vec<String>,
+    /// The operators it runs, in order (one unless fused).
+    ops: Vec<String>,
+}
+
+/// A step list with its constant steps and their cache.
+struct Steps {
+    steps: Vec<Step>,
+    /// Steps whose result depends only on initializers (deterministic ops,
+    /// no subgraphs): computed once and reused by runs without events.
+    const_step: Vec<bool>,
+    /// Graph inputs with an initializer default that constant steps read;
+    /// giving one of them disables the cache for that run.
+    const_overridable: HashSet<String>,
+    const_cache: std::sync::OnceLock<HashMap<String, Value>>,
+}
+
+/// The main graph after the plan-time passes (`runtime::passes`): run
+/// when nothing observes the run.
+struct Rewritten {
+    list: Steps,
+    /// Tensors the passes made (rewritten weights), read like initializers.
+    made: HashMap<String, Value>,
+    /// Per pass: its name and how many rewrites it made.
+    counts: Vec<(&'static str, usize)>,
+    /// Graph inputs whose initializer default a rewrite used: giving one
+    /// runs the graph as written.
+    overridable: HashSet<String>,
+}
+
+/// One step of the executed plan, as [`Plan::describe_steps`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanRow {
+    /// Position in execution order.
+    pub position: usize,
+    /// The operators the step runs, in order: `Conv`, or `Conv+BatchNormalization+Relu`.
+    pub op: String,
+    /// The original nodes the step stands for (names, or `#index Op` when
+    /// unnamed), including removed Identity/Dropout nodes it now reads through.
+    pub covers: Vec<String>,
+    pub outputs: Vec<String>,
 }
 
 /// Which steps a partial run of a subgraph executes (loop-invariant
@@ -170,15 +212,11 @@ pub struct Plan {
     init_order: Vec<String>,
     /// The initializers by name (read in place, never copied per run).
     init_values: HashMap<String, Value>,
-    steps: Vec<Step>,
+    /// The graph as written: run when the run is observed.
+    full: Steps,
     outputs: Vec<String>,
-    /// Steps whose result depends only on initializers (deterministic ops,
-    /// no subgraphs): computed once and reused by runs without events.
-    const_step: Vec<bool>,
-    /// Graph inputs with an initializer default that constant steps read;
-    /// giving one of them disables the cache for that run.
-    const_overridable: HashSet<String>,
-    const_cache: std::sync::OnceLock<HashMap<String, Value>>,
+    /// The rewritten main graph, when a pass changed something.
+    fast: Option<Rewritten>,
 }
 
 /// Operators whose result is not a function of their inputs.
@@ -248,6 +286,213 @@ fn implicit_inputs(n: &NodeProto) -> Vec<String> {
     out
 }
 
+/// Orders a node list, finds each intermediate's last reader, builds the
+/// kernels (fused Conv kernels where `fusion` says) and marks the constant
+/// steps. `init_names` are the names readable without a node (initializers,
+/// and tensors the passes made).
+fn build_steps(
+    graph: &GraphProto,
+    nodes: &[NodeProto],
+    init_names: &HashSet<String>,
+    outputs: &[String],
+    opsets: &Opsets,
+    nested: bool,
+    fusion: Option<&super::passes::Rewritten>,
+) -> Result<Steps, PlanError> {
+    // Topological order, stable with respect to the file's order.
+    let mut available: HashSet<&str> = graph.input.iter().map(|i| i.name()).collect();
+    available.extend(init_names.iter().map(|s| s.as_str()));
+    let produced: HashSet<&str> = nodes
+        .iter()
+        .flat_map(|n| n.output.iter().map(|s| s.as_str()))
+        .collect();
+    let needs: Vec<Vec<String>> = nodes
+        .iter()
+        .map(|n| {
+            n.input
+                .iter()
+                .filter(|s| !s.is_empty())
+                .cloned()
+                .chain(implicit_inputs(n))
+                .collect()
+        })
+        .collect();
+    for (i, (n, need)) in nodes.iter().zip(&needs).enumerate() {
+        for name in need {
+            if !available.contains(name.as_str()) && !produced.contains(name.as_str()) && !nested {
+                return Err(PlanError(format!(
+                    "{} reads '{name}', which no input, initializer or node provides",
+                    label(i, n)
+                )));
+            }
+        }
+    }
+    let mut order = Vec::with_capacity(nodes.len());
+    let mut done = vec![false; nodes.len()];
+    let mut progress = true;
+    while order.len() < nodes.len() && progress {
+        progress = false;
+        for i in 0..nodes.len() {
+            if done[i] {
+                continue;
+            }
+            let ready = needs[i]
+                .iter()
+                .all(|s| available.contains(s.as_str()) || !produced.contains(s.as_str()));
+            if ready {
+                done[i] = true;
+                progress = true;
+                order.push(i);
+                for o in &nodes[i].output {
+                    if !o.is_empty() {
+                        available.insert(o);
+                    }
+                }
+            }
+        }
+    }
+    if order.len() < nodes.len() {
+        let stuck = (0..nodes.len()).find(|&i| !done[i]).unwrap_or(0);
+        return Err(PlanError(format!(
+            "the graph has a cycle: {} cannot run",
+            label(stuck, &nodes[stuck])
+        )));
+    }
+
+    // Last consumer of every intermediate.
+    let keep: HashSet<&str> = outputs
+        .iter()
+        .map(|s| s.as_str())
+        .chain(graph.input.iter().map(|i| i.name()))
+        .chain(init_names.iter().map(|s| s.as_str()))
+        .collect();
+    let mut last: HashMap<&str, usize> = HashMap::new();
+    for (pos, &i) in order.iter().enumerate() {
+        for name in &needs[i] {
+            if produced.contains(name.as_str()) && !keep.contains(name.as_str()) {
+                last.insert(name.as_str(), pos);
+            }
+        }
+    }
+    let mut release: Vec<Vec<String>> = vec![vec![]; order.len()];
+    let mut by_pos: Vec<(&str, usize)> = last.into_iter().collect();
+    by_pos.sort_by_key(|&(name, pos)| {
+        // release in the order the node reads them
+        let i = order[pos];
+        let k = needs[i].iter().position(|s| s == name).unwrap_or(0);
+        (pos, k)
+    });
+    for (name, pos) in by_pos {
+        release[pos].push(name.to_string());
+    }
+
+    let mut steps = Vec::with_capacity(nodes.len());
+    for (pos, &k) in order.iter().enumerate() {
+        let n = &nodes[k];
+        // the node's index in the graph as written
+        let i = fusion.map_or(k, |f| f.origin.get(k).copied().unwrap_or(k));
+        let domain = canonical_domain(n.domain());
+        let opset = match opsets.get(domain) {
+            Some(&v) => v,
+            None => {
+                return Err(PlanError(format!(
+                    "{}: the model imports no opset for domain '{domain}'",
+                    label(i, n)
+                )))
+            }
+        };
+        let def = ops::lookup(domain, n.op_type(), opset).ok_or_else(|| {
+            PlanError(format!(
+                "{}: operator '{}' of domain '{}' (opset {opset}) is not supported",
+                label(i, n),
+                n.op_type(),
+                display_domain(domain)
+            ))
+        })?;
+        let builder = def.kernel.ok_or_else(|| {
+            PlanError(format!(
+                "{}: operator '{}' (opset {opset}) has no kernel yet",
+                label(i, n),
+                n.op_type()
+            ))
+        })?;
+        let compile = |g: &GraphProto| -> Result<Arc<Plan>, KernelError> {
+            Plan::for_graph(g, opsets, true)
+                .map(Arc::new)
+                .map_err(|e| KernelError(e.0))
+        };
+        let info = NodeInfo {
+            node: n,
+            opset,
+            attrs: Attrs::new(n),
+            compile: &compile,
+        };
+        let epilogue = fusion.and_then(|f| f.epilogue.get(k).cloned().flatten());
+        let built = match epilogue {
+            Some(e) => super::kernels::conv::conv_fused(&info, Some(e)),
+            None => builder(&info),
+        };
+        let kernel = built.map_err(|e| PlanError(format!("{}: {e}", label(i, n))))?;
+        let mut ins: Vec<Option<String>> = n
+            .input
+            .iter()
+            .map(|s| (!s.is_empty()).then(|| s.clone()))
+            .collect();
+        while ins.last() == Some(&None) {
+            ins.pop();
+        }
+        steps.push(Step {
+            index: i,
+            op_type: n.op_type().to_string(),
+            domain: n.domain().to_string(),
+            name: n.name().to_string(),
+            kernel,
+            inputs: ins,
+            outputs: n
+                .output
+                .iter()
+                .map(|s| (!s.is_empty()).then(|| s.clone()))
+                .collect(),
+            release: std::mem::take(&mut release[pos]),
+            nested: !implicit_inputs(n).is_empty(),
+            covers: fusion
+                .and_then(|f| f.covers.get(k).cloned())
+                .unwrap_or_else(|| vec![super::passes::node_label(i, n)]),
+            ops: fusion
+                .and_then(|f| f.fused_ops.get(k).cloned())
+                .unwrap_or_else(|| vec![n.op_type().to_string()]),
+        });
+    }
+    let input_set: HashSet<&str> = graph.input.iter().map(|i| i.name()).collect();
+    let mut const_names: HashSet<String> = init_names.clone();
+    let mut const_overridable = HashSet::new();
+    let mut const_step = Vec::with_capacity(steps.len());
+    for (step, &i) in steps.iter().zip(&order) {
+        let ok = !is_nondeterministic(&step.op_type)
+            && implicit_inputs(&nodes[i]).is_empty()
+            && step
+                .inputs
+                .iter()
+                .flatten()
+                .all(|n| const_names.contains(n));
+        if ok {
+            for n in step.inputs.iter().flatten() {
+                if input_set.contains(n.as_str()) {
+                    const_overridable.insert(n.clone());
+                }
+            }
+            const_names.extend(step.outputs.iter().flatten().cloned());
+        }
+        const_step.push(ok);
+    }
+    Ok(Steps {
+        steps,
+        const_step,
+        const_overridable,
+        const_cache: std::sync::OnceLock::new(),
+    })
+}
+
 impl Plan {
     /// Plans a model's main graph.
     pub fn new(model: &ModelProto) -> Result<Plan, PlanError> {
@@ -302,193 +547,43 @@ impl Plan {
         let input_names = inputs.iter().map(|i| i.name.clone()).collect();
         let outputs: Vec<String> = graph.output.iter().map(|o| o.name().to_string()).collect();
 
-        // Topological order, stable with respect to the file's order.
-        let nodes = &graph.node;
-        let mut available: HashSet<&str> = graph.input.iter().map(|i| i.name()).collect();
-        available.extend(graph.initializer.iter().map(|t| t.name()));
-        let produced: HashSet<&str> = nodes
-            .iter()
-            .flat_map(|n| n.output.iter().map(|s| s.as_str()))
-            .collect();
-        let needs: Vec<Vec<String>> = nodes
-            .iter()
-            .map(|n| {
-                n.input
-                    .iter()
-                    .filter(|s| !s.is_empty())
-                    .cloned()
-                    .chain(implicit_inputs(n))
-                    .collect()
+        let full = build_steps(
+            graph,
+            &graph.node,
+            &init_names,
+            &outputs,
+            opsets,
+            nested,
+            None,
+        )?;
+        let fast = if nested {
+            None
+        } else {
+            let implicit: HashSet<String> = graph.node.iter().flat_map(implicit_inputs).collect();
+            let opset = opsets.get("").copied().unwrap_or(0);
+            super::passes::rewrite(graph, &init_values, implicit, opset).and_then(|rw| {
+                let mut names = init_names.clone();
+                names.extend(rw.made.keys().cloned());
+                // a rewrite the kernels refuse leaves the graph as written
+                let list =
+                    build_steps(graph, &rw.nodes, &names, &outputs, opsets, false, Some(&rw))
+                        .ok()?;
+                Some(Rewritten {
+                    list,
+                    made: rw.made,
+                    counts: rw.counts,
+                    overridable: rw.overridable,
+                })
             })
-            .collect();
-        for (i, (n, need)) in nodes.iter().zip(&needs).enumerate() {
-            for name in need {
-                if !available.contains(name.as_str())
-                    && !produced.contains(name.as_str())
-                    && !nested
-                {
-                    return Err(PlanError(format!(
-                        "{} reads '{name}', which no input, initializer or node provides",
-                        label(i, n)
-                    )));
-                }
-            }
-        }
-        let mut order = Vec::with_capacity(nodes.len());
-        let mut done = vec![false; nodes.len()];
-        let mut progress = true;
-        while order.len() < nodes.len() && progress {
-            progress = false;
-            for i in 0..nodes.len() {
-                if done[i] {
-                    continue;
-                }
-                let ready = needs[i]
-                    .iter()
-                    .all(|s| available.contains(s.as_str()) || !produced.contains(s.as_str()));
-                if ready {
-                    done[i] = true;
-                    progress = true;
-                    order.push(i);
-                    for o in &nodes[i].output {
-                        if !o.is_empty() {
-                            available.insert(o);
-                        }
-                    }
-                }
-            }
-        }
-        if order.len() < nodes.len() {
-            let stuck = (0..nodes.len()).find(|&i| !done[i]).unwrap_or(0);
-            return Err(PlanError(format!(
-                "the graph has a cycle: {} cannot run",
-                label(stuck, &nodes[stuck])
-            )));
-        }
-
-        // Last consumer of every intermediate.
-        let keep: HashSet<&str> = outputs
-            .iter()
-            .map(|s| s.as_str())
-            .chain(graph.input.iter().map(|i| i.name()))
-            .chain(graph.initializer.iter().map(|t| t.name()))
-            .collect();
-        let mut last: HashMap<&str, usize> = HashMap::new();
-        for (pos, &i) in order.iter().enumerate() {
-            for name in &needs[i] {
-                if produced.contains(name.as_str()) && !keep.contains(name.as_str()) {
-                    last.insert(name.as_str(), pos);
-                }
-            }
-        }
-        let mut release: Vec<Vec<String>> = vec![vec![]; order.len()];
-        let mut by_pos: Vec<(&str, usize)> = last.into_iter().collect();
-        by_pos.sort_by_key(|&(name, pos)| {
-            // release in the order the node reads them
-            let i = order[pos];
-            let k = needs[i].iter().position(|s| s == name).unwrap_or(0);
-            (pos, k)
-        });
-        for (name, pos) in by_pos {
-            release[pos].push(name.to_string());
-        }
-
-        let mut steps = Vec::with_capacity(nodes.len());
-        for (pos, &i) in order.iter().enumerate() {
-            let n = &nodes[i];
-            let domain = canonical_domain(n.domain());
-            let opset = match opsets.get(domain) {
-                Some(&v) => v,
-                None => {
-                    return Err(PlanError(format!(
-                        "{}: the model imports no opset for domain '{domain}'",
-                        label(i, n)
-                    )))
-                }
-            };
-            let def = ops::lookup(domain, n.op_type(), opset).ok_or_else(|| {
-                PlanError(format!(
-                    "{}: operator '{}' of domain '{}' (opset {opset}) is not supported",
-                    label(i, n),
-                    n.op_type(),
-                    display_domain(domain)
-                ))
-            })?;
-            let builder = def.kernel.ok_or_else(|| {
-                PlanError(format!(
-                    "{}: operator '{}' (opset {opset}) has no kernel yet",
-                    label(i, n),
-                    n.op_type()
-                ))
-            })?;
-            let compile = |g: &GraphProto| -> Result<Arc<Plan>, KernelError> {
-                Plan::for_graph(g, opsets, true)
-                    .map(Arc::new)
-                    .map_err(|e| KernelError(e.0))
-            };
-            let info = NodeInfo {
-                node: n,
-                opset,
-                attrs: Attrs::new(n),
-                compile: &compile,
-            };
-            let kernel = builder(&info).map_err(|e| PlanError(format!("{}: {e}", label(i, n))))?;
-            let mut ins: Vec<Option<String>> = n
-                .input
-                .iter()
-                .map(|s| (!s.is_empty()).then(|| s.clone()))
-                .collect();
-            while ins.last() == Some(&None) {
-                ins.pop();
-            }
-            steps.push(Step {
-                index: i,
-                op_type: n.op_type().to_string(),
-                domain: n.domain().to_string(),
-                name: n.name().to_string(),
-                kernel,
-                inputs: ins,
-                outputs: n
-                    .output
-                    .iter()
-                    .map(|s| (!s.is_empty()).then(|| s.clone()))
-                    .collect(),
-                release: std::mem::take(&mut release[pos]),
-                nested: !implicit_inputs(n).is_empty(),
-            });
-        }
-        let input_set: HashSet<&str> = graph.input.iter().map(|i| i.name()).collect();
-        let mut const_names: HashSet<String> = init_names.clone();
-        let mut const_overridable = HashSet::new();
-        let mut const_step = Vec::with_capacity(steps.len());
-        for (step, &i) in steps.iter().zip(&order) {
-            let ok = !is_nondeterministic(&step.op_type)
-                && implicit_inputs(&nodes[i]).is_empty()
-                && step
-                    .inputs
-                    .iter()
-                    .flatten()
-                    .all(|n| const_names.contains(n));
-            if ok {
-                for n in step.inputs.iter().flatten() {
-                    if input_set.contains(n.as_str()) {
-                        const_overridable.insert(n.clone());
-                    }
-                }
-                const_names.extend(step.outputs.iter().flatten().cloned());
-            }
-            const_step.push(ok);
-        }
+        };
         Ok(Plan {
             inputs,
             input_names,
             init_order,
             init_values,
-            steps,
+            full,
             outputs,
-            const_step,
-            const_overridable,
-            const_cache: std::sync::OnceLock::new(),
+            fast,
         })
     }
 
@@ -499,6 +594,7 @@ impl Plan {
     /// only. `None` when no step qualifies.
     pub(crate) fn hoisting(&self, invariant: &[String]) -> Option<super::kernel::Hoisting> {
         let produced: HashSet<&str> = self
+            .full
             .steps
             .iter()
             .flat_map(|s| s.outputs.iter().flatten().map(|o| o.as_str()))
@@ -512,7 +608,7 @@ impl Plan {
             .chain(produced.iter().copied())
             .collect();
         let mut hoist = super::kernel::Hoisting::default();
-        for step in &self.steps {
+        for step in &self.full.steps {
             let ok = !step.nested
                 && !is_nondeterministic(&step.op_type)
                 && step
@@ -546,7 +642,8 @@ impl Plan {
 
     /// The nodes in the order the executor runs them.
     pub fn nodes(&self) -> Vec<PlannedNode> {
-        self.steps
+        self.full
+            .steps
             .iter()
             .map(|s| PlannedNode {
                 index: s.index,
@@ -575,6 +672,82 @@ impl Plan {
             }
         }
         (mapped, owned)
+    }
+
+    /// The steps an unobserved run executes (the rewritten plan when a
+    /// plan-time pass changed the graph, else the graph as written), in
+    /// order, each with the original nodes it covers.
+    pub fn describe_steps(&self) -> Vec<PlanRow> {
+        let list = self.fast.as_ref().map_or(&self.full, |f| &f.list);
+        list.steps
+            .iter()
+            .enumerate()
+            .map(|(position, s)| PlanRow {
+                position,
+                op: s.ops.join("+"),
+                covers: s.covers.clone(),
+                outputs: s.outputs.iter().flatten().cloned().collect(),
+            })
+            .collect()
+    }
+
+    /// [`Plan::describe_steps`] as text: a summary line, then one line per
+    /// step (position, operators, covered nodes, outputs).
+    pub fn describe_plan(&self) -> String {
+        let (written, executed) = self.step_counts();
+        let mut t = format!("executed plan: {executed} steps for {written} nodes");
+        let counts = self.rewrites();
+        if counts.is_empty() {
+            t.push_str(" (no plan-time rewrite applies)\n");
+        } else {
+            let list: Vec<String> = counts.iter().map(|(n, c)| format!("{n} {c}")).collect();
+            t.push_str(&format!(
+                " ({}; {} new weight tensors); runs with events, the debugger or a value observer execute the graph as written\n",
+                list.join(", "),
+                self.made_tensors()
+            ));
+        }
+        for r in self.describe_steps() {
+            t.push_str(&format!(
+                "{:>5}  {}  [{}] -> {}\n",
+                r.position,
+                r.op,
+                r.covers.join(", "),
+                r.outputs.join(", ")
+            ));
+        }
+        t
+    }
+
+    /// Per plan-time pass: its name and how many rewrites it made (empty
+    /// when no pass changed the graph).
+    pub fn rewrites(&self) -> Vec<(&'static str, usize)> {
+        self.fast
+            .as_ref()
+            .map(|f| f.counts.clone())
+            .unwrap_or_default()
+    }
+
+    /// Steps in the graph as written, and in the plan an unobserved run
+    /// executes.
+    pub fn step_counts(&self) -> (usize, usize) {
+        let fast = self.fast.as_ref().map_or(&self.full, |f| &f.list);
+        (self.full.steps.len(), fast.steps.len())
+    }
+
+    /// Bytes of the tensors the plan-time passes made (weights and biases
+    /// rewritten by a folded BatchNormalization): held besides the
+    /// original weights, which runs that are observed still read.
+    pub fn rewritten_weight_bytes(&self) -> usize {
+        self.fast
+            .as_ref()
+            .map_or(0, |f| f.made.values().map(Value::bytes).sum())
+    }
+
+    /// How many tensors the passes made (rewritten weights and biases):
+    /// the only copies of weight data the passes make.
+    pub fn made_tensors(&self) -> usize {
+        self.fast.as_ref().map_or(0, |f| f.made.len())
     }
 
     /// The graph's initializers, in file order.
@@ -642,7 +815,7 @@ impl Plan {
         if let Some(e) = error {
             return (RunResult::default(), Some(e));
         }
-        let mut held = HashMap::with_capacity(self.steps.len() * 2);
+        let mut held = HashMap::with_capacity(self.full.steps.len() * 2);
         let result = self.exec_into(&mut held, given, &[], opts, &mut log, 0, "", None);
         let (outputs, error) = match result {
             Ok(outputs) => (outputs, None),
@@ -669,7 +842,7 @@ impl Plan {
         scope: &str,
         part: Option<Part>,
     ) -> Result<Executed, KernelError> {
-        let mut values = HashMap::with_capacity(self.steps.len() * 2);
+        let mut values = HashMap::with_capacity(self.full.steps.len() * 2);
         let outs = self.exec_into(&mut values, given, outer, opts, log, depth, scope, part)?;
         Ok((outs, values))
     }
@@ -764,18 +937,35 @@ impl Plan {
                 );
             }
         }
+        // The rewritten plan runs only when nothing observes the run (see
+        // `runtime::passes`): an observed run sees every original node, and
+        // a run that keeps its intermediates (`held`) keeps all of them.
+        let observed =
+            log.is_some() || opts.debug.is_some() || opts.on_value.is_some() || !opts.release;
+        let empty_made = HashMap::new();
+        let (list, made) = match &self.fast {
+            Some(f)
+                if depth == 0
+                    && part.is_none()
+                    && !observed
+                    && !f.overridable.iter().any(|n| values.contains_key(n)) =>
+            {
+                (&f.list, &f.made)
+            }
+            _ => (&self.full, &empty_made),
+        };
         // Constant steps: reuse their results when no event is recorded.
         let use_cache = depth == 0
             && log.is_none()
             && opts.release
             && opts.on_value.is_none()
-            && self.const_step.iter().any(|&c| c)
-            && !self
+            && list.const_step.iter().any(|&c| c)
+            && !list
                 .const_overridable
                 .iter()
                 .any(|n| values.contains_key(n));
         let cache = if use_cache {
-            self.const_cache.get()
+            list.const_cache.get()
         } else {
             None
         };
@@ -787,8 +977,8 @@ impl Plan {
             _ => cache.unwrap_or(&empty),
         };
         let outputs_set: HashSet<&str> = self.outputs.iter().map(|s| s.as_str()).collect();
-        for (si, step) in self.steps.iter().enumerate() {
-            if cache.is_some() && self.const_step[si] {
+        for (si, step) in list.steps.iter().enumerate() {
+            if cache.is_some() && list.const_step[si] {
                 continue;
             }
             match part {
@@ -820,6 +1010,7 @@ impl Plan {
                                 .get(n)
                                 .or_else(|| cached.get(n))
                                 .or_else(|| self.init_values.get(n))
+                                .or_else(|| made.get(n))
                                 .or_else(|| outer.iter().rev().find_map(|m| m.get(n)));
                             match v {
                                 Some(v) => args.push(Some(v)),
@@ -914,7 +1105,7 @@ impl Plan {
             }
             for (name, v) in step.outputs.iter().zip(produced) {
                 let Some(name) = name else { continue };
-                if let Some(b) = building.as_mut().filter(|_| self.const_step[si]) {
+                if let Some(b) = building.as_mut().filter(|_| list.const_step[si]) {
                     b.insert(name.clone(), v.clone());
                 }
                 if log.is_some() {
@@ -987,13 +1178,14 @@ impl Plan {
                 .get(name)
                 .or_else(|| cached.get(name))
                 .or_else(|| self.init_values.get(name))
+                .or_else(|| made.get(name))
                 .or_else(|| outer.iter().rev().find_map(|m| m.get(name)))
                 .cloned()
                 .ok_or_else(|| KernelError(format!("output '{name}' was not produced")))?;
             outs.push((name.clone(), v));
         }
         if let Some(b) = building {
-            let _ = self.const_cache.set(b);
+            let _ = list.const_cache.set(b);
         }
         Ok(outs)
     }

@@ -6,6 +6,7 @@
 //! over images/groups with rayon; 1x1 stride-1 unpadded convolutions skip
 //! im2col.
 
+use super::conv_epilogue::Epilogue;
 use super::conv_f32::{self, ConvDims};
 use super::linalg::Gemm;
 use super::nn::{from_f64s, next_index, to_f64s, Window, WindowAttrs};
@@ -153,7 +154,13 @@ fn conv_core<T: ConvFloat>(x: &[T], wt: &[T], bias: Option<&[T]>, g: &Geo) -> Ve
 }
 
 /// f32 convolution: the fast kernels where available, else `conv_core`.
-fn conv_f32s(x: &[f32], wt: &[f32], bias: Option<&[f32]>, g: &Geo) -> Vec<f32> {
+fn conv_f32s(
+    x: &[f32],
+    wt: &[f32],
+    bias: Option<&[f32]>,
+    g: &Geo,
+    post: Option<&Epilogue>,
+) -> Vec<f32> {
     let dims = ConvDims {
         n: g.n,
         c: g.c,
@@ -166,10 +173,21 @@ fn conv_f32s(x: &[f32], wt: &[f32], bias: Option<&[f32]>, g: &Geo) -> Vec<f32> {
         pad_begin: &g.w.pad_begin,
         out: &g.w.out,
     };
+    let oprod: usize = g.w.out.iter().product();
     if super::conv_depthwise::applies(&dims) {
-        return super::conv_depthwise::conv(x, wt, bias, &dims);
+        let mut y = super::conv_depthwise::conv(x, wt, bias, &dims);
+        if let Some(p) = post {
+            p.apply_all_f32(g.m, oprod, &mut y);
+        }
+        return y;
     }
-    conv_f32::conv(x, wt, bias, &dims).unwrap_or_else(|| conv_core(x, wt, bias, g))
+    conv_f32::conv_with(x, wt, bias, &dims, post).unwrap_or_else(|| {
+        let mut y = conv_core(x, wt, bias, g);
+        if let Some(p) = post {
+            p.apply_all_f32(g.m, oprod, &mut y);
+        }
+        y
+    })
 }
 
 /// Checks shapes and resolves the geometry of a Conv / ConvInteger.
@@ -230,12 +248,24 @@ fn out_shape(g: &Geo, m: usize) -> Vec<usize> {
 }
 
 pub fn conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    conv_fused(info, None)
+}
+
+/// Conv followed by `post` (a plan-time fusion, see `runtime::passes`):
+/// applied per output tile on the fast f32 path, per output row elsewhere.
+pub fn conv_fused(info: &NodeInfo, post: Option<Epilogue>) -> Result<Kernel, KernelError> {
     let wa = WindowAttrs::from_info(info);
     let group = info.attrs.int_or("group", 1);
+    let post = post.filter(|p| !p.is_identity());
+    if let Some((s, t)) = post.as_ref().and_then(|p| p.affine.as_ref()) {
+        if s.len() != t.len() {
+            bail!("internal: fused scale and shift differ in length");
+        }
+    }
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         let w = tensor_in(ins, 1)?;
-        let b = opt_tensor_in(ins, 2)?;
+        let mut b = opt_tensor_in(ins, 2)?;
         if x.dtype() != w.dtype() || b.is_some_and(|b| b.dtype() != x.dtype()) {
             bail!("Conv operands must have one element type");
         }
@@ -245,6 +275,26 @@ pub fn conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 bail!("B has {} values for {} output channels", b.len(), g.m);
             }
         }
+        if let Some((s, _)) = post.as_ref().and_then(|p| p.affine.as_ref()) {
+            if s.len() != g.m {
+                bail!(
+                    "the fused BatchNormalization has {} channels, the Conv {}",
+                    s.len(),
+                    g.m
+                );
+            }
+        }
+        let derived;
+        let post = match post.as_ref() {
+            Some(p) if p.bn_eps.is_some() => {
+                derived = runtime_batchnorm(ins, p, b, g.m)?;
+                // the Conv bias is inside the derived shift
+                b = None;
+                Some(&derived)
+            }
+            other => other,
+        };
+        let oprod: usize = g.w.out.iter().product();
         let oshape = out_shape(&g, g.m);
         let y = match x {
             Tensor::F64(xa) => {
@@ -254,10 +304,11 @@ pub fn conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 let (Some(xs), Some(ws)) = (xv.as_slice(), wv.as_slice()) else {
                     bail!("internal: non-contiguous buffer");
                 };
-                Tensor::F64(ArrayD::from_shape_vec(
-                    IxDyn(&oshape),
-                    conv_core(xs, ws, bv.as_deref(), &g),
-                )?)
+                let mut y = conv_core(xs, ws, bv.as_deref(), &g);
+                if let Some(p) = post {
+                    p.apply_all_f64(g.m, oprod, &mut y);
+                }
+                Tensor::F64(ArrayD::from_shape_vec(IxDyn(&oshape), y)?)
             }
             Tensor::F32(xa) => {
                 let xv = xa.as_standard_layout();
@@ -271,7 +322,7 @@ pub fn conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 };
                 Tensor::F32(ArrayD::from_shape_vec(
                     IxDyn(&oshape),
-                    conv_f32s(xs, ws, bv.as_deref(), &g),
+                    conv_f32s(xs, ws, bv.as_deref(), &g, post),
                 )?)
             }
             Tensor::F16(_) | Tensor::BF16(_) => {
@@ -279,7 +330,7 @@ pub fn conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
                     Some(b) => Some(f32s(b)?),
                     None => None,
                 };
-                let y = conv_f32s(&f32s(x)?, &f32s(w)?, bv.as_deref(), &g);
+                let y = conv_f32s(&f32s(x)?, &f32s(w)?, bv.as_deref(), &g, post);
                 from_f64s(
                     x.dtype(),
                     &oshape,
@@ -290,6 +341,51 @@ pub fn conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
         };
         Ok(vec![Value::Tensor(y)])
     }))
+}
+
+/// The epilogue of a Conv fused with a BatchNormalization whose parameters
+/// are inputs 3 to 6 (see `Epilogue::bn_eps`).
+fn runtime_batchnorm(
+    ins: &[Option<&Value>],
+    p: &Epilogue,
+    bias: Option<&Tensor>,
+    m: usize,
+) -> Result<Epilogue, KernelError> {
+    let eps = p.bn_eps.unwrap_or(1e-5) as f64;
+    let mut params = Vec::with_capacity(4);
+    for (k, what) in [(3, "scale"), (4, "B"), (5, "input_mean"), (6, "input_var")] {
+        let t = tensor_in(ins, k)?;
+        let v = t.to_f64_vec().filter(|v| v.len() == m).ok_or_else(|| {
+            KernelError::new(format!(
+                "the fused BatchNormalization's {what} must be {m} floats, got {} {:?}",
+                t.dtype(),
+                t.shape()
+            ))
+        })?;
+        params.push(v);
+    }
+    let cb = match bias {
+        Some(b) => Some(b.to_f64_vec().ok_or_else(|| {
+            KernelError::new(format!(
+                "Conv bias must be a float tensor, got {}",
+                b.dtype()
+            ))
+        })?),
+        None => None,
+    };
+    let (s, t) = super::conv_epilogue::batchnorm_affine(
+        &params[0],
+        &params[1],
+        &params[2],
+        &params[3],
+        eps,
+        cb.as_deref(),
+    );
+    Ok(Epilogue {
+        affine: Some((s, t)),
+        act: p.act,
+        bn_eps: None,
+    })
 }
 
 /// A zero point: a scalar, or one value per `count` (channel).

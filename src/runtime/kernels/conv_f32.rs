@@ -8,6 +8,8 @@
 //! `conv` returns `None` where the CPU lacks AVX-512 so the caller falls
 //! back to the generic path.
 
+pub use super::conv_epilogue::Epilogue;
+
 /// Geometry of one convolution: X is N x C x spatial, W is M x C/group x
 /// kernel, Y is N x M x out, all row-major.
 pub struct ConvDims<'a> {
@@ -26,19 +28,31 @@ pub struct ConvDims<'a> {
 /// The convolution Y = W * X (+ B per output channel), or `None` when this
 /// CPU has no fast path.
 pub fn conv(x: &[f32], w: &[f32], bias: Option<&[f32]>, d: &ConvDims) -> Option<Vec<f32>> {
+    conv_with(x, w, bias, d, None)
+}
+
+/// [`conv`] with an epilogue applied to each output tile as soon as its
+/// reduction is complete (while the tile is in cache).
+pub fn conv_with(
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    d: &ConvDims,
+    post: Option<&Epilogue>,
+) -> Option<Vec<f32>> {
     #[cfg(target_arch = "x86_64")]
     {
         if std::is_x86_feature_detected!("avx512f") {
-            return Some(avx512::conv(x, w, bias, d));
+            return Some(avx512::conv(x, w, bias, d, post));
         }
     }
-    let _ = (x, w, bias, d);
+    let _ = (x, w, bias, d, post);
     None
 }
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::ConvDims;
+    use super::{ConvDims, Epilogue};
     use rayon::prelude::*;
     use std::arch::x86_64::*;
 
@@ -381,7 +395,13 @@ mod avx512 {
     unsafe impl Send for OutPtr {}
     unsafe impl Sync for OutPtr {}
 
-    pub fn conv(x: &[f32], w: &[f32], bias: Option<&[f32]>, d: &ConvDims) -> Vec<f32> {
+    pub fn conv(
+        x: &[f32],
+        w: &[f32],
+        bias: Option<&[f32]>,
+        d: &ConvDims,
+        post: Option<&Epilogue>,
+    ) -> Vec<f32> {
         let nd = d.spatial.len();
         let c_g = d.c / d.group;
         let m_g = d.m / d.group;
@@ -399,6 +419,9 @@ mod avx512 {
                 for (i, row) in out.chunks_mut(oprod).enumerate() {
                     row.fill(b[i % d.m]);
                 }
+            }
+            if let Some(p) = post {
+                p.apply_all_f32(d.m, oprod, &mut out);
             }
             return out;
         }
@@ -521,6 +544,17 @@ mod avx512 {
                     r0 += mr;
                 }
                 k0 += kc;
+            }
+            if let Some(p) = post {
+                for r in m0..m1 {
+                    // SAFETY: row r of this task's tile, columns p0..p1,
+                    // lies inside `out` and belongs to this task alone
+                    // (the same region the micro-kernel wrote above).
+                    let row = unsafe {
+                        std::slice::from_raw_parts_mut(optr.0.add(obase + r * oprod + p0), np)
+                    };
+                    p.apply_f32(gi * m_g + r, row);
+                }
             }
         };
         if ntasks == 1 {

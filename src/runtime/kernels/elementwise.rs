@@ -565,7 +565,7 @@ pub fn swish(info: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(float_kernel("Swish", move |v| v * sigmoid_f(alpha * v)))
 }
 
-fn sigmoid_f(v: f64) -> f64 {
+pub(crate) fn sigmoid_f(v: f64) -> f64 {
     if v >= 0.0 {
         1.0 / (1.0 + (-v).exp())
     } else {

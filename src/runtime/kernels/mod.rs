@@ -9,6 +9,7 @@ pub mod col2im;
 pub mod control;
 pub mod conv;
 pub mod conv_depthwise;
+pub mod conv_epilogue;
 pub mod conv_f32;
 pub mod cum_prod;
 pub mod deform_conv;

@@ -1,0 +1,199 @@
+//! What a fused Conv applies to each output value before it leaves the
+//! kernel (plan-time fusion, see `runtime::passes`): a per-output-channel
+//! affine map (a folded BatchNormalization whose weights could not be
+//! rewritten at plan time) and an elementwise activation. The fast f32
+//! kernel applies it per output tile while the tile is in cache; the
+//! other paths apply it once per output row.
+
+use super::elementwise::sigmoid_f;
+use super::exp_f32;
+
+/// An elementwise activation fused into the producing Conv.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Act {
+    None,
+    Relu,
+    /// Clip with optional bounds.
+    Clip(Option<f32>, Option<f32>),
+    LeakyRelu(f32),
+    /// HardSigmoid with alpha, beta.
+    HardSigmoid(f32, f32),
+    HardSwish,
+    Sigmoid,
+    /// x * sigmoid(x) (a Sigmoid and a Mul reading the same value).
+    Silu,
+}
+
+impl Act {
+    /// The operator names the activation stands for.
+    pub fn ops(&self) -> &'static [&'static str] {
+        match self {
+            Act::None => &[],
+            Act::Relu => &["Relu"],
+            Act::Clip(..) => &["Clip"],
+            Act::LeakyRelu(_) => &["LeakyRelu"],
+            Act::HardSigmoid(..) => &["HardSigmoid"],
+            Act::HardSwish => &["HardSwish"],
+            Act::Sigmoid => &["Sigmoid"],
+            Act::Silu => &["Sigmoid", "Mul"],
+        }
+    }
+
+    #[inline(always)]
+    pub fn f32(&self, v: f32) -> f32 {
+        match *self {
+            Act::None => v,
+            Act::Relu => v.max(0.0),
+            Act::Clip(lo, hi) => {
+                let mut r = v;
+                if let Some(l) = lo {
+                    if r < l {
+                        r = l;
+                    }
+                }
+                if let Some(h) = hi {
+                    if r > h {
+                        r = h;
+                    }
+                }
+                r
+            }
+            // float32 math, as the standalone kernels of these operators
+            Act::LeakyRelu(a) => {
+                if v < 0.0 {
+                    a * v
+                } else {
+                    v
+                }
+            }
+            Act::HardSigmoid(a, b) => (a * v + b).clamp(0.0, 1.0),
+            Act::HardSwish => v * (v * (1.0 / 6.0) + 0.5).clamp(0.0, 1.0),
+            Act::Sigmoid => exp_f32::sigmoid(v),
+            Act::Silu => v * exp_f32::sigmoid(v),
+        }
+    }
+
+    pub fn f64(&self, v: f64) -> f64 {
+        match *self {
+            Act::None => v,
+            Act::Relu => v.max(0.0),
+            Act::Clip(lo, hi) => {
+                let mut r = v;
+                if let Some(l) = lo {
+                    if r < l as f64 {
+                        r = l as f64;
+                    }
+                }
+                if let Some(h) = hi {
+                    if r > h as f64 {
+                        r = h as f64;
+                    }
+                }
+                r
+            }
+            Act::LeakyRelu(a) => {
+                if v < 0.0 {
+                    a as f64 * v
+                } else {
+                    v
+                }
+            }
+            Act::HardSigmoid(a, b) => (a as f64 * v + b as f64).clamp(0.0, 1.0),
+            Act::HardSwish => v * (v * (1.0 / 6.0) + 0.5).clamp(0.0, 1.0),
+            Act::Sigmoid => sigmoid_f(v),
+            Act::Silu => v * sigmoid_f(v),
+        }
+    }
+}
+
+/// The same formula as the Sigmoid kernel's float32 path.
+/// Applied to every output value of channel `c`: `act(v * scale[c] +
+/// shift[c])` (scale and shift absent: `act(v)`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Epilogue {
+    /// Per output channel; set only with `shift`.
+    pub affine: Option<(Vec<f32>, Vec<f32>)>,
+    pub act: Act,
+    /// A BatchNormalization whose parameters are not initializers: the
+    /// fused Conv reads scale, bias, mean and variance as its inputs 3 to
+    /// 6 on each run and derives the affine map (with this epsilon).
+    pub bn_eps: Option<f32>,
+}
+
+/// Scale and shift per channel of a BatchNormalization folded after a
+/// Conv with bias `conv_bias`: `y = conv * s + t`.
+pub fn batchnorm_affine(
+    scale: &[f64],
+    beta: &[f64],
+    mean: &[f64],
+    var: &[f64],
+    eps: f64,
+    conv_bias: Option<&[f64]>,
+) -> (Vec<f32>, Vec<f32>) {
+    let mut s = Vec::with_capacity(scale.len());
+    let mut t = Vec::with_capacity(scale.len());
+    for c in 0..scale.len() {
+        let sc = scale[c] / (var[c] + eps).sqrt();
+        let b = conv_bias.map_or(0.0, |b| b[c]);
+        s.push(sc as f32);
+        t.push((b * sc + beta[c] - mean[c] * sc) as f32);
+    }
+    (s, t)
+}
+
+impl Epilogue {
+    pub fn is_identity(&self) -> bool {
+        self.affine.is_none() && self.act == Act::None && self.bn_eps.is_none()
+    }
+
+    /// Applies the epilogue to values of output channel `c`.
+    #[inline]
+    pub fn apply_f32(&self, c: usize, row: &mut [f32]) {
+        if let Some((s, t)) = &self.affine {
+            let (s, t) = (s[c], t[c]);
+            row.iter_mut().for_each(|v| *v = *v * s + t);
+        }
+        // one loop per activation, so each is a branch-free loop that
+        // vectorises (not a match per element)
+        match self.act {
+            Act::None => {}
+            Act::Relu => row.iter_mut().for_each(|v| *v = Act::Relu.f32(*v)),
+            a @ Act::Clip(..) => row.iter_mut().for_each(|v| *v = a.f32(*v)),
+            a @ Act::LeakyRelu(_) => row.iter_mut().for_each(|v| *v = a.f32(*v)),
+            a @ Act::HardSigmoid(..) => row.iter_mut().for_each(|v| *v = a.f32(*v)),
+            Act::HardSwish => row.iter_mut().for_each(|v| *v = Act::HardSwish.f32(*v)),
+            Act::Sigmoid => row.iter_mut().for_each(|v| *v = exp_f32::sigmoid(*v)),
+            Act::Silu => row.iter_mut().for_each(|v| *v *= exp_f32::sigmoid(*v)),
+        }
+    }
+
+    pub fn apply_f64(&self, c: usize, row: &mut [f64]) {
+        if let Some((s, t)) = &self.affine {
+            let (s, t) = (s[c] as f64, t[c] as f64);
+            row.iter_mut().for_each(|v| *v = *v * s + t);
+        }
+        if self.act != Act::None {
+            let act = self.act;
+            row.iter_mut().for_each(|v| *v = act.f64(*v));
+        }
+    }
+
+    /// Applies the epilogue to a whole N x M x `plane` output.
+    pub fn apply_all_f32(&self, m: usize, plane: usize, out: &mut [f32]) {
+        if plane == 0 || m == 0 {
+            return;
+        }
+        for (i, row) in out.chunks_mut(plane).enumerate() {
+            self.apply_f32(i % m, row);
+        }
+    }
+
+    pub fn apply_all_f64(&self, m: usize, plane: usize, out: &mut [f64]) {
+        if plane == 0 || m == 0 {
+            return;
+        }
+        for (i, row) in out.chunks_mut(plane).enumerate() {
+            self.apply_f64(i % m, row);
+        }
+    }
+}
