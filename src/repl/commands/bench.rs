@@ -1,0 +1,64 @@
+use super::*;
+
+pub(super) fn cmd_bench(s: &mut Session, a: &Args) -> R<Flow> {
+    s.model()?;
+    assignments(s, a)?;
+    let runs = a.usize_flag("runs", 10)?;
+    let warmup = a.usize_flag("warmup", 1)?;
+    if runs == 0 {
+        return Err("--runs must be at least 1".into());
+    }
+    let p = plan(s)?;
+    let inputs = feed(s, &p)?;
+    bind_from_inputs(s)?;
+    let opts = RunOptions {
+        events: false,
+        release: true,
+        max_values: 0,
+        ..Default::default()
+    };
+    let mut times = Vec::with_capacity(runs);
+    // a progress bar on a terminal's stderr once a bench passes a second
+    let bar = crate::repl::render::progress_bar(
+        (warmup + runs) as u64,
+        "bench {bar:30} {pos}/{len} runs {elapsed}",
+    );
+    let started = Instant::now();
+    let r: R<()> = with_pool(s, || {
+        for i in 0..warmup + runs {
+            let t0 = Instant::now();
+            p.run(inputs.clone(), &opts).map_err(|e| {
+                let done = i.saturating_sub(warmup);
+                CmdError(format!("{} (after {done} of {runs} timed runs)", e.0))
+            })?;
+            if i >= warmup {
+                times.push(t0.elapsed().as_secs_f64() * 1e3);
+            }
+            if started.elapsed().as_secs() >= 1 {
+                bar.set_position(i as u64 + 1);
+            }
+        }
+        Ok(())
+    });
+    bar.finish_and_clear();
+    r?;
+    times.sort_by(|x, y| x.total_cmp(y));
+    let median = if times.len() % 2 == 1 {
+        times[times.len() / 2]
+    } else {
+        (times[times.len() / 2 - 1] + times[times.len() / 2]) / 2.0
+    };
+    let (min, max) = (times[0], times[times.len() - 1]);
+    let mut d = Data::new(
+        &["runs", "min_ms", "median_ms", "max_ms"],
+        json!({"runs": runs, "min_ms": min, "median_ms": median, "max_ms": max}),
+    );
+    d.rows.push(vec![
+        runs.to_string(),
+        format!("{min:.3}"),
+        format!("{median:.3}"),
+        format!("{max:.3}"),
+    ]);
+    emit(s, a, d);
+    Ok(Flow::Continue)
+}

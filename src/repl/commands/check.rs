@@ -1,0 +1,88 @@
+use super::*;
+
+pub(super) fn cmd_check(s: &mut Session, a: &Args) -> R<Flow> {
+    no_args("check", a)?;
+    ensure_report(s)?;
+    let run = last_run(s)?;
+    // every value a node produced, with its runtime shape, in run order
+    let mut produced: Vec<(String, Vec<usize>)> = Vec::new();
+    if !run.events.is_empty() {
+        // a value produced twice (Replace) is checked once, at its last place
+        let mut last: HashMap<&str, usize> = HashMap::new();
+        let mut slots: Vec<Option<(String, Vec<usize>)>> = Vec::new();
+        for e in &run.events {
+            if matches!(e.action, EventAction::Add | EventAction::Replace)
+                && matches!(e.kind, EventKind::Intermediate | EventKind::Output)
+                && e.depth == 0
+            {
+                if let Some(old) = last.insert(e.name.as_str(), slots.len()) {
+                    slots[old] = None;
+                }
+                slots.push(Some((e.name.clone(), e.shape.clone())));
+            }
+        }
+        produced.extend(slots.into_iter().flatten());
+    } else {
+        let m = s.model()?;
+        if let Some(g) = &m.graph {
+            let outputs: HashMap<&str, &Value> =
+                run.outputs.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            for n in &g.node {
+                for o in &n.output {
+                    let v = outputs.get(o.as_str()).copied().or_else(|| run.held.get(o));
+                    if let Some(Value::Tensor(t)) = v {
+                        produced.push((o.clone(), t.shape().to_vec()));
+                    }
+                }
+            }
+        }
+    }
+    let r = s.report.as_ref().ok_or("no inference report")?;
+    let mut d = Data::new(
+        &["name", "runtime", "inferred", "resolved", "status"],
+        Json::Null,
+    );
+    let mut arr = Vec::new();
+    let (mut ok, mut bad, mut unknown) = (0, 0, 0);
+    for row in shape::check_shapes(r, &s.bindings, &produced) {
+        match row.status {
+            shape::CheckStatus::Ok => ok += 1,
+            shape::CheckStatus::Mismatch => bad += 1,
+            shape::CheckStatus::Unknown => unknown += 1,
+        }
+        let dims = row.inferred.as_deref();
+        arr.push(json!({
+            "name": row.name,
+            "runtime": row.runtime,
+            "inferred": dims_json(dims),
+            "resolved": resolved_json(&row.resolved, dims),
+            "status": row.status.name(),
+        }));
+        d.rows.push(vec![
+            quote_name(&row.name),
+            tuple(&row.runtime),
+            shape_text(dims),
+            resolved_text(&row.resolved),
+            row.status.name().to_string(),
+        ]);
+    }
+    d.json = Json::Array(arr);
+    d.footer
+        .push(format!("{ok} OK, {bad} MISMATCH, {unknown} UNKNOWN"));
+    if let Some(why) = &run.failed {
+        let first = why.lines().next().unwrap_or("");
+        d.footer.push(format!(
+            "the run failed ({first}): the values after that node were not produced"
+        ));
+    }
+    emit(s, a, d);
+    // a mismatch fails the command (a script stops, exit status 1) after
+    // its table is printed
+    if bad > 0 {
+        return Err(CmdError(format!(
+            "check: {bad} value{} whose runtime shape differs from the inferred one",
+            if bad == 1 { "" } else { "s" }
+        )));
+    }
+    Ok(Flow::Continue)
+}

@@ -1,0 +1,5 @@
+use super::*;
+
+pub(super) fn cmd_quit(_: &mut Session, _: &Args) -> R<Flow> {
+    Ok(Flow::Quit)
+}
