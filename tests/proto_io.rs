@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::TempDir;
+
 use onnx_light::proto::{
     decode_model, encode_model, load_model, save_model, ExternalOptions, GraphProto, ModelProto,
     OperatorSetIdProto, StringStringEntryProto, TensorProto,
@@ -49,28 +51,6 @@ fn model_files() -> (Vec<PathBuf>, bool) {
         files.extend(found);
     }
     (files, all_present)
-}
-
-/// A fresh, empty folder under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let p =
-            std::env::temp_dir().join(format!("onnx-light-proto-io-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("temp dir is created");
-        TempDir(p)
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 #[test]
@@ -199,7 +179,7 @@ fn truncated_models_are_errors_not_panics() {
     }
     eprintln!("truncation: {} cuts, {errors} errors", cuts.len());
     // and through load_model: an error naming the file
-    let dir = TempDir::new("trunc");
+    let dir = TempDir::new("proto-io", "trunc");
     let path = dir.path().join("cut.onnx");
     let k = (1..n).rev().find(|k| !boundaries.contains(k)).unwrap_or(1);
     std::fs::write(&path, &bytes[..k]).unwrap();
@@ -253,7 +233,7 @@ fn random_and_mutated_bytes_never_panic() {
 
 #[test]
 fn a_file_that_is_not_a_model_is_an_error() {
-    let dir = TempDir::new("notmodel");
+    let dir = TempDir::new("proto-io", "notmodel");
     let path = dir.path().join("x.onnx");
     std::fs::write(&path, b"ir_version: 8\nthis is text, not protobuf\n").unwrap();
     assert!(load_model(&path).is_err());
@@ -307,7 +287,7 @@ fn files_in(dir: &Path) -> Vec<String> {
 
 #[test]
 fn save_with_threshold_writes_one_data_file_and_loads_back() {
-    let dir = TempDir::new("save");
+    let dir = TempDir::new("proto-io", "save");
     let model = big_model(&[("a", 1000), ("small", 10), ("b", 3000), ("c", 257)]);
     let path = dir.path().join("m.onnx");
     let opts = ExternalOptions {
@@ -361,7 +341,7 @@ fn save_with_threshold_writes_one_data_file_and_loads_back() {
 
 #[test]
 fn nothing_above_the_threshold_writes_no_data_file() {
-    let dir = TempDir::new("nodata");
+    let dir = TempDir::new("proto-io", "nodata");
     let model = big_model(&[("a", 10)]);
     let path = dir.path().join("m.onnx");
     let opts = ExternalOptions {
@@ -398,7 +378,7 @@ fn load_with_external(dir: &Path, entries: &[(&str, &str)]) -> String {
 
 #[test]
 fn valid_external_reference_loads() {
-    let dir = TempDir::new("valid");
+    let dir = TempDir::new("proto-io", "valid");
     let msg = load_with_external(
         dir.path(),
         &[("location", "data.bin"), ("offset", "16"), ("length", "16")],
@@ -420,9 +400,9 @@ fn valid_external_reference_loads() {
 
 #[test]
 fn hostile_external_locations_are_refused() {
-    let dir = TempDir::new("hostile");
+    let dir = TempDir::new("proto-io", "hostile");
     let d = dir.path();
-    let outside = TempDir::new("hostile-outside");
+    let outside = TempDir::new("proto-io", "hostile-outside");
     std::fs::write(outside.path().join("secret.bin"), [1u8; 64]).unwrap();
 
     let cases: Vec<(Vec<(&str, String)>, &str)> = vec![
@@ -507,7 +487,7 @@ fn hostile_external_locations_are_refused() {
 #[test]
 fn external_data_in_subgraphs_and_attributes_is_saved_and_loaded() {
     use onnx_light::proto::{AttributeProto, NodeProto};
-    let dir = TempDir::new("subgraph");
+    let dir = TempDir::new("proto-io", "subgraph");
     let inner = GraphProto {
         name: Some("body".into()),
         initializer: vec![float_tensor("inner", 600)],
@@ -562,7 +542,7 @@ fn rss_kib() -> Option<u64> {
 fn external_data_past_4_gib_loads_without_copying() {
     use std::os::unix::fs::FileExt;
     const GIB: u64 = 1 << 30;
-    let dir = TempDir::new("huge");
+    let dir = TempDir::new("proto-io", "huge");
     // a sparse 5 GiB data file: no disk is used for the holes
     let data = std::fs::File::create(dir.path().join("huge.bin")).unwrap();
     data.set_len(5 * GIB).unwrap();

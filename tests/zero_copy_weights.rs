@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::TempDir;
+
 use onnx_light::proto::{
     load_model, save_model, ExternalOptions, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
     StringStringEntryProto, TensorProto, TypeProto, ValueInfoProto,
@@ -12,28 +14,7 @@ use onnx_light::proto::{
 use onnx_light::runtime::{Plan, RunOptions};
 use onnx_light::tensor::{Tensor, Value};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let p =
-            std::env::temp_dir().join(format!("onnx-light-zero-copy-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("temp dir is created");
-        TempDir(p)
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use std::path::Path;
 
 /// `n` floats 0, 0.5, 1, ... as raw little-endian bytes.
 fn ramp(n: usize) -> Vec<u8> {
@@ -105,10 +86,9 @@ fn expected(n: usize) -> f32 {
 
 const N: usize = 1 << 18; // 1 MiB of floats
 
-#[test]
-fn external_weights_are_used_in_place() {
-    let dir = TempDir::new("aligned");
-    let path = dir.path().join("m.onnx");
+/// Saves the reduce model over a ramp of N floats at `path`, the weight in
+/// `PATH.data` (64-byte aligned).
+fn save_with_external_weight(path: &Path) {
     let w = TensorProto {
         name: Some("w".into()),
         dims: vec![N as i64],
@@ -120,7 +100,14 @@ fn external_weights_are_used_in_place() {
         threshold: Some(1024),
         ..Default::default()
     };
-    save_model(&reduce_model(w), &path, &opts).expect("saved with external data");
+    save_model(&reduce_model(w), path, &opts).expect("saved with external data");
+}
+
+#[test]
+fn external_weights_are_used_in_place() {
+    let dir = TempDir::new("zero-copy", "aligned");
+    let path = dir.path().join("m.onnx");
+    save_with_external_weight(&path);
     let model = load_model(&path).expect("loads");
     let plan = Plan::new(&model).expect("plans");
     let (mapped, owned) = plan.weight_bytes();
@@ -138,7 +125,7 @@ fn external_weights_are_used_in_place() {
 
 #[test]
 fn misaligned_external_weights_are_copied() {
-    let dir = TempDir::new("misaligned");
+    let dir = TempDir::new("zero-copy", "misaligned");
     let path = dir.path().join("m.onnx");
     // the weight starts 2 bytes into its data file: no f32 can be read there
     let mut data = vec![0u8, 0];
@@ -183,20 +170,9 @@ fn typed_and_small_weights_are_owned() {
 
 #[test]
 fn memory_reports_mapped_and_owned_weights() {
-    let dir = TempDir::new("memory");
+    let dir = TempDir::new("zero-copy", "memory");
     let path = dir.path().join("m.onnx");
-    let w = TensorProto {
-        name: Some("w".into()),
-        dims: vec![N as i64],
-        data_type: Some(1),
-        raw_data: Some(ramp(N).into()),
-        ..Default::default()
-    };
-    let opts = ExternalOptions {
-        threshold: Some(1024),
-        ..Default::default()
-    };
-    save_model(&reduce_model(w), &path, &opts).expect("saved with external data");
+    save_with_external_weight(&path);
     let o = common::cmds(&format!(
         "load {}; run x=1.5; memory --format json; memory",
         path.display()

@@ -86,3 +86,27 @@ pub fn models_dir() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("../shared/models"))
 }
+
+/// A fresh, empty folder under the system temp dir, named by the test
+/// binary's `prefix`, the process and `tag`; removed on drop.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(prefix: &str, tag: &str) -> TempDir {
+        let p =
+            std::env::temp_dir().join(format!("onnx-light-{prefix}-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("temp dir is created");
+        TempDir(p)
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
