@@ -297,6 +297,26 @@ int_ops!(i8: true, i16: true, i32: true, i64: true, u8: false, u16: false, u32: 
 const MAP_CHUNK: usize = 1 << 15;
 
 /// `f` over every element of a float tensor (computed in f64, rounded once).
+/// `f` of every element of a contiguous f32 buffer, in one inlined loop;
+/// large buffers are split over the rayon pool.
+fn map_f32_slice(src: &[f32], f: impl Fn(f32) -> f32 + Sync) -> Vec<f32> {
+    let mut out = vec![0f32; src.len()];
+    let run = |o: &mut [f32], s: &[f32]| {
+        for (o, &v) in o.iter_mut().zip(s) {
+            *o = f(v);
+        }
+    };
+    if src.len() >= 2 * MAP_CHUNK && rayon::current_num_threads() > 1 {
+        use rayon::prelude::*;
+        out.par_chunks_mut(MAP_CHUNK)
+            .zip(src.par_chunks(MAP_CHUNK))
+            .for_each(|(o, s)| run(o, s));
+    } else {
+        run(&mut out, src);
+    }
+    out
+}
+
 /// Monomorphic in `f`, so the loop over a contiguous f32 buffer inlines it;
 /// large buffers are split over the rayon pool.
 pub fn map_float<F: Fn(f64) -> f64 + Sync>(
@@ -307,20 +327,7 @@ pub fn map_float<F: Fn(f64) -> f64 + Sync>(
     Ok(match x {
         Tensor::F32(a) => match a.as_slice() {
             Some(src) => {
-                let mut out = vec![0f32; src.len()];
-                let run = |o: &mut [f32], s: &[f32]| {
-                    for (o, &v) in o.iter_mut().zip(s) {
-                        *o = f(v as f64) as f32;
-                    }
-                };
-                if src.len() >= 2 * MAP_CHUNK && rayon::current_num_threads() > 1 {
-                    use rayon::prelude::*;
-                    out.par_chunks_mut(MAP_CHUNK)
-                        .zip(src.par_chunks(MAP_CHUNK))
-                        .for_each(|(o, s)| run(o, s));
-                } else {
-                    run(&mut out, src);
-                }
+                let out = map_f32_slice(src, |v| f(v as f64) as f32);
                 Tensor::F32(ArrayD::from_shape_vec(a.raw_dim(), out)?)
             }
             None => Tensor::F32(a.mapv(|v| f(v as f64) as f32)),
@@ -524,20 +531,7 @@ fn float_kernel_f32(
         let x = tensor_in(ins, 0)?;
         if let Tensor::F32(a) = x {
             if let Some(src) = a.as_slice() {
-                let mut out = vec![0f32; src.len()];
-                let run = |o: &mut [f32], s: &[f32]| {
-                    for (o, &v) in o.iter_mut().zip(s) {
-                        *o = f32f(v);
-                    }
-                };
-                if src.len() >= 2 * MAP_CHUNK && rayon::current_num_threads() > 1 {
-                    use rayon::prelude::*;
-                    out.par_chunks_mut(MAP_CHUNK)
-                        .zip(src.par_chunks(MAP_CHUNK))
-                        .for_each(|(o, s)| run(o, s));
-                } else {
-                    run(&mut out, src);
-                }
+                let out = map_f32_slice(src, &f32f);
                 return Ok(vec![Value::Tensor(Tensor::F32(ArrayD::from_shape_vec(
                     a.raw_dim(),
                     out,
