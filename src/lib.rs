@@ -16,6 +16,7 @@
 
 pub mod expr;
 pub mod files;
+pub mod graph;
 pub mod ops;
 pub mod proto;
 pub mod repl;

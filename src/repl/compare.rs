@@ -11,6 +11,7 @@ use super::lex::{self, quote_name, unquote_name};
 use super::render::Data;
 use super::tensor_expr;
 use super::{CmdError, Flow, Session};
+use crate::graph::NodeLabel;
 use crate::proto::{self, ModelProto};
 use crate::runtime::compare::{diff, match_values, Diff, ValueMeta};
 use crate::runtime::dump::{read_entry, read_manifest, ManifestEntry};
@@ -77,11 +78,7 @@ fn node_json(n: &PlannedNode) -> serde_json::Value {
 }
 
 fn node_text(n: &PlannedNode) -> String {
-    if n.name.is_empty() {
-        format!("node {} ({})", n.index, n.op_type)
-    } else {
-        format!("node {} ({} '{}')", n.index, n.op_type, n.name)
-    }
+    NodeLabel::new(n.index, &n.op_type, &n.name).to_string()
 }
 
 /// A number for JSON (infinity has no JSON form: null).

@@ -2,13 +2,13 @@
 
 use super::events::{Event, EventAction, EventKind, EventNode};
 use super::kernel::{Kernel, KernelError, NodeInfo, RunCtx};
+use crate::graph::{implicit_inputs, NodeLabel, Opsets, Schedule};
 use crate::ops::{self, Attrs};
 use crate::proto::{
-    canonical_domain, display_domain, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
-    TypeProto,
+    canonical_domain, display_domain, GraphProto, ModelProto, NodeProto, TypeProto,
 };
 use crate::tensor::{self, DataType, Value};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
@@ -224,68 +224,6 @@ fn is_nondeterministic(op: &str) -> bool {
     op.starts_with("Random") || op == "Bernoulli" || op == "Dropout" || op == "Multinomial"
 }
 
-type Opsets = BTreeMap<String, i64>;
-
-fn opsets_of(list: &[OperatorSetIdProto]) -> Opsets {
-    list.iter()
-        .map(|o| (canonical_domain(o.domain()).to_string(), o.version()))
-        .collect()
-}
-
-fn label(i: usize, n: &NodeProto) -> String {
-    if n.name().is_empty() {
-        format!("node {i} ({})", n.op_type())
-    } else {
-        format!("node {i} ({} '{}')", n.op_type(), n.name())
-    }
-}
-
-/// Names a node reads from enclosing scopes through its subgraphs.
-fn implicit_inputs(n: &NodeProto) -> Vec<String> {
-    fn graph_free(g: &GraphProto, out: &mut Vec<String>) {
-        let mut defined: HashSet<&str> = HashSet::new();
-        for i in &g.input {
-            defined.insert(i.name());
-        }
-        for t in &g.initializer {
-            defined.insert(t.name());
-        }
-        for n in &g.node {
-            for o in &n.output {
-                defined.insert(o);
-            }
-        }
-        for n in &g.node {
-            for i in &n.input {
-                if !i.is_empty() && !defined.contains(i.as_str()) {
-                    out.push(i.clone());
-                }
-            }
-            for a in &n.attribute {
-                let mut inner = vec![];
-                for sg in a.g.iter().chain(a.graphs.iter()) {
-                    graph_free(sg, &mut inner);
-                }
-                out.extend(inner.into_iter().filter(|x| !defined.contains(x.as_str())));
-            }
-        }
-        for o in &g.output {
-            if !defined.contains(o.name()) {
-                out.push(o.name().to_string());
-            }
-        }
-    }
-    let mut out = vec![];
-    for a in &n.attribute {
-        for sg in a.g.iter().chain(a.graphs.iter()) {
-            graph_free(sg, &mut out);
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
-}
-
 /// Orders a node list, finds each intermediate's last reader, builds the
 /// kernels (fused Conv kernels where `fusion` says) and marks the constant
 /// steps. `init_names` are the names readable without a node (initializers,
@@ -299,92 +237,23 @@ fn build_steps(
     nested: bool,
     fusion: Option<&super::passes::Rewritten>,
 ) -> Result<Steps, PlanError> {
-    // Topological order, stable with respect to the file's order.
-    let mut available: HashSet<&str> = graph.input.iter().map(|i| i.name()).collect();
-    available.extend(init_names.iter().map(|s| s.as_str()));
-    let produced: HashSet<&str> = nodes
+    let available: HashSet<&str> = graph
+        .input
         .iter()
-        .flat_map(|n| n.output.iter().map(|s| s.as_str()))
-        .collect();
-    let needs: Vec<Vec<String>> = nodes
-        .iter()
-        .map(|n| {
-            n.input
-                .iter()
-                .filter(|s| !s.is_empty())
-                .cloned()
-                .chain(implicit_inputs(n))
-                .collect()
-        })
-        .collect();
-    for (i, (n, need)) in nodes.iter().zip(&needs).enumerate() {
-        for name in need {
-            if !available.contains(name.as_str()) && !produced.contains(name.as_str()) && !nested {
-                return Err(PlanError(format!(
-                    "{} reads '{name}', which no input, initializer or node provides",
-                    label(i, n)
-                )));
-            }
-        }
-    }
-    let mut order = Vec::with_capacity(nodes.len());
-    let mut done = vec![false; nodes.len()];
-    let mut progress = true;
-    while order.len() < nodes.len() && progress {
-        progress = false;
-        for i in 0..nodes.len() {
-            if done[i] {
-                continue;
-            }
-            let ready = needs[i]
-                .iter()
-                .all(|s| available.contains(s.as_str()) || !produced.contains(s.as_str()));
-            if ready {
-                done[i] = true;
-                progress = true;
-                order.push(i);
-                for o in &nodes[i].output {
-                    if !o.is_empty() {
-                        available.insert(o);
-                    }
-                }
-            }
-        }
-    }
-    if order.len() < nodes.len() {
-        let stuck = (0..nodes.len()).find(|&i| !done[i]).unwrap_or(0);
-        return Err(PlanError(format!(
-            "the graph has a cycle: {} cannot run",
-            label(stuck, &nodes[stuck])
-        )));
-    }
-
-    // Last consumer of every intermediate.
-    let keep: HashSet<&str> = outputs
-        .iter()
-        .map(|s| s.as_str())
-        .chain(graph.input.iter().map(|i| i.name()))
+        .map(|i| i.name())
         .chain(init_names.iter().map(|s| s.as_str()))
         .collect();
-    let mut last: HashMap<&str, usize> = HashMap::new();
-    for (pos, &i) in order.iter().enumerate() {
-        for name in &needs[i] {
-            if produced.contains(name.as_str()) && !keep.contains(name.as_str()) {
-                last.insert(name.as_str(), pos);
-            }
-        }
-    }
-    let mut release: Vec<Vec<String>> = vec![vec![]; order.len()];
-    let mut by_pos: Vec<(&str, usize)> = last.into_iter().collect();
-    by_pos.sort_by_key(|&(name, pos)| {
-        // release in the order the node reads them
-        let i = order[pos];
-        let k = needs[i].iter().position(|s| s == name).unwrap_or(0);
-        (pos, k)
-    });
-    for (name, pos) in by_pos {
-        release[pos].push(name.to_string());
-    }
+    let keep: HashSet<&str> = available
+        .iter()
+        .copied()
+        .chain(outputs.iter().map(|s| s.as_str()))
+        .collect();
+    let Schedule {
+        order,
+        needs: _,
+        mut release,
+    } = Schedule::build(nodes, &available, &keep, nested)
+        .map_err(|e| PlanError(e.describe_nodes(nodes)))?;
 
     let mut steps = Vec::with_capacity(nodes.len());
     for (pos, &k) in order.iter().enumerate() {
@@ -393,18 +262,18 @@ fn build_steps(
         let i = fusion.map_or(k, |f| f.origin.get(k).copied().unwrap_or(k));
         let domain = canonical_domain(n.domain());
         let opset = match opsets.get(domain) {
-            Some(&v) => v,
+            Some(v) => v,
             None => {
                 return Err(PlanError(format!(
                     "{}: the model imports no opset for domain '{domain}'",
-                    label(i, n)
+                    NodeLabel::of(i, n)
                 )))
             }
         };
         let def = ops::lookup(domain, n.op_type(), opset).ok_or_else(|| {
             PlanError(format!(
                 "{}: operator '{}' of domain '{}' (opset {opset}) is not supported",
-                label(i, n),
+                NodeLabel::of(i, n),
                 n.op_type(),
                 display_domain(domain)
             ))
@@ -412,7 +281,7 @@ fn build_steps(
         let builder = def.kernel.ok_or_else(|| {
             PlanError(format!(
                 "{}: operator '{}' (opset {opset}) has no kernel yet",
-                label(i, n),
+                NodeLabel::of(i, n),
                 n.op_type()
             ))
         })?;
@@ -432,7 +301,7 @@ fn build_steps(
             Some(e) => super::kernels::conv::conv_fused(&info, Some(e)),
             None => builder(&info),
         };
-        let kernel = built.map_err(|e| PlanError(format!("{}: {e}", label(i, n))))?;
+        let kernel = built.map_err(|e| PlanError(format!("{}: {e}", NodeLabel::of(i, n))))?;
         let mut ins: Vec<Option<String>> = n
             .input
             .iter()
@@ -457,7 +326,7 @@ fn build_steps(
             nested: !implicit_inputs(n).is_empty(),
             covers: fusion
                 .and_then(|f| f.covers.get(k).cloned())
-                .unwrap_or_else(|| vec![super::passes::node_label(i, n)]),
+                .unwrap_or_else(|| vec![NodeLabel::of(i, n).short()]),
             ops: fusion
                 .and_then(|f| f.fused_ops.get(k).cloned())
                 .unwrap_or_else(|| vec![n.op_type().to_string()]),
@@ -500,13 +369,9 @@ impl Plan {
             .graph
             .as_ref()
             .ok_or_else(|| PlanError("the model has no graph".into()))?;
-        let mut opsets = opsets_of(&model.opset_import);
+        let mut opsets = Opsets::from_imports(&model.opset_import);
         for f in &model.functions {
-            for o in &f.opset_import {
-                opsets
-                    .entry(canonical_domain(o.domain()).to_string())
-                    .or_insert(o.version());
-            }
+            opsets.import_missing(&f.opset_import);
         }
         match super::inline::expand_functions(model)? {
             Some(expanded) => Plan::for_graph(&expanded, &opsets, false),
@@ -560,7 +425,7 @@ impl Plan {
             None
         } else {
             let implicit: HashSet<String> = graph.node.iter().flat_map(implicit_inputs).collect();
-            let opset = opsets.get("").copied().unwrap_or(0);
+            let opset = opsets.default_domain();
             super::passes::rewrite(graph, &init_values, implicit, opset).and_then(|rw| {
                 let mut names = init_names.clone();
                 names.extend(rw.made.keys().cloned());
@@ -1064,11 +929,7 @@ impl Plan {
                     parts: if quiet { Some(&mut parts) } else { None },
                 };
                 let out = (step.kernel)(&mut cx, &args).map_err(|e| {
-                    let who = if step.name.is_empty() {
-                        format!("node {} ({})", step.index, step.op_type)
-                    } else {
-                        format!("node {} ({} '{}')", step.index, step.op_type, step.name)
-                    };
+                    let who = NodeLabel::new(step.index, &step.op_type, &step.name);
                     KernelError(format!("{who}: {e}"))
                 })?;
                 if let Some(l) = log.as_mut() {

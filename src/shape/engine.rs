@@ -2,6 +2,7 @@
 //! rules, merges inferred types with declared ones, and writes value_info.
 
 use crate::expr::{Bindings, Expr};
+use crate::graph::{NodeLabel, Opsets, Schedule};
 use crate::ops::ShapeRule;
 use crate::ops::{self, Attrs};
 use crate::ops::{InferCtx, SymValue};
@@ -12,7 +13,7 @@ use crate::tensor::{self, DataType};
 use crate::value_type::{Dim, TypeInfo};
 use serde::Serialize;
 use std::cell::Cell;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
 
 /// Where a value's type comes from.
@@ -163,7 +164,7 @@ type FnKey = (String, String, String);
 const MAX_FUNCTION_DEPTH: usize = 16;
 
 struct Engine {
-    opsets: Rc<BTreeMap<String, i64>>,
+    opsets: Rc<Opsets>,
     functions: Rc<HashMap<FnKey, FunctionProto>>,
     /// Function-call depth of this engine.
     depth: usize,
@@ -188,14 +189,26 @@ fn sym_value_of(t: &crate::proto::TensorProto) -> Option<SymValue> {
     SymValue::of_tensor(&tensor::from_proto(t).ok()?)
 }
 
+/// The order the nodes of `g` are inferred in: topological (the order the
+/// plan runs them in), or as written when the graph has no such order (a
+/// cycle: the nodes on it then see unknown inputs).
+fn node_order(g: &GraphProto) -> Vec<usize> {
+    let available: HashSet<&str> = g
+        .input
+        .iter()
+        .map(|i| i.name())
+        .chain(g.initializer.iter().map(|t| t.name()))
+        .collect();
+    match Schedule::build(&g.node, &available, &HashSet::new(), true) {
+        Ok(s) => s.order,
+        Err(_) => (0..g.node.len()).collect(),
+    }
+}
+
 /// Infers every value of a model, writes the inferred types of node outputs
 /// to `graph.value_info`, and returns the report.
 pub fn infer_model(model: &mut ModelProto) -> InferReport {
-    let opsets = model
-        .opset_import
-        .iter()
-        .map(|o| (canonical_domain(o.domain()).to_string(), o.version()))
-        .collect();
+    let opsets = Opsets::from_imports(&model.opset_import);
     let functions = model
         .functions
         .iter()
@@ -363,9 +376,7 @@ impl Engine {
             return (vec![], vec![], vec![w]);
         }
         let mut opsets = (*self.opsets).clone();
-        for o in &f.opset_import {
-            opsets.insert(canonical_domain(o.domain()).to_string(), o.version());
-        }
+        opsets.import(&f.opset_import);
         let absent: BTreeSet<&str> = f
             .input
             .iter()
@@ -502,12 +513,9 @@ impl Engine {
         }
         let mut written = Vec::new();
         let outputs: BTreeSet<&str> = g.output.iter().map(|o| o.name()).collect();
-        for (idx, node) in g.node.iter().enumerate() {
-            let who = if node.name().is_empty() {
-                format!("node {idx} ({})", node.op_type())
-            } else {
-                format!("node {idx} ({} '{}')", node.op_type(), node.name())
-            };
+        for idx in node_order(g) {
+            let node = &g.node[idx];
+            let who = NodeLabel::of(idx, node).to_string();
             let who = if scope.is_empty() {
                 who
             } else {
@@ -549,7 +557,7 @@ impl Engine {
                     node.overload().to_string(),
                 ))
             };
-            let opset = self.opsets.get(domain).copied();
+            let opset = self.opsets.get(domain);
             let rule = match (function, opset) {
                 (None, Some(v)) => self.rule(domain, node.op_type(), v),
                 _ => None,

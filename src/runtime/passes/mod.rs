@@ -15,6 +15,7 @@ mod bn_fold;
 mod conv_act;
 mod identity;
 
+use crate::graph::NodeLabel;
 use crate::proto::NodeProto;
 use crate::runtime::kernels::conv_epilogue::Epilogue;
 use crate::tensor::Value;
@@ -84,15 +85,6 @@ pub(crate) struct Rewritten {
     pub overridable: HashSet<String>,
     /// Per pass: name and number of rewrites.
     pub counts: Vec<(&'static str, usize)>,
-}
-
-/// How an original node is named in the executed plan.
-pub(crate) fn node_label(i: usize, n: &NodeProto) -> String {
-    if n.name().is_empty() {
-        format!("#{i} {}", n.op_type())
-    } else {
-        n.name().to_string()
-    }
 }
 
 impl Work<'_> {
@@ -177,7 +169,7 @@ pub(crate) fn rewrite(
             .node
             .iter()
             .enumerate()
-            .map(|(i, n)| vec![node_label(i, n)])
+            .map(|(i, n)| vec![NodeLabel::of(i, n).short()])
             .collect(),
         fused_ops: graph
             .node
