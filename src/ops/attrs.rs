@@ -2,6 +2,7 @@
 
 use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{AttributeProto, GraphProto, NodeProto, TensorProto};
+use std::cell::Cell;
 
 /// An attribute that is present with another type than the operator expects.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -62,15 +63,46 @@ fn declared_type(a: &AttributeProto) -> Option<AttributeType> {
 }
 
 /// A node's attributes, looked up by name.
+///
+/// Every typed getter checks the attribute's type: one of another type
+/// reads as absent, and with [`Attrs::recording`] the first such mismatch
+/// is kept for the caller (the plan and the shape engine), which refuses the
+/// node naming the attribute, the type expected and the type found.
 #[derive(Clone, Copy)]
 pub struct Attrs<'a> {
     list: &'a [AttributeProto],
+    mistyped: Option<&'a Cell<Option<AttrTypeError>>>,
 }
 
 impl<'a> Attrs<'a> {
     pub fn new(node: &'a NodeProto) -> Self {
         Attrs {
             list: &node.attribute,
+            mistyped: None,
+        }
+    }
+
+    /// Like [`Attrs::new`], keeping in `slot` the first attribute read
+    /// with another type than it has.
+    pub fn recording(node: &'a NodeProto, slot: &'a Cell<Option<AttrTypeError>>) -> Self {
+        Attrs {
+            list: &node.attribute,
+            mistyped: Some(slot),
+        }
+    }
+
+    /// The attribute when present with type `want`; otherwise `None`, and a
+    /// mismatch is recorded.
+    fn typed(&self, name: &str, want: AttributeType) -> Option<&'a AttributeProto> {
+        match self.checked(name, want) {
+            Ok(a) => a,
+            Err(e) => {
+                if let Some(slot) = self.mistyped {
+                    let first = slot.take().unwrap_or(e);
+                    slot.set(Some(first));
+                }
+                None
+            }
         }
     }
 
@@ -83,7 +115,7 @@ impl<'a> Attrs<'a> {
     }
 
     pub fn int(&self, name: &str) -> Option<i64> {
-        self.get(name).map(|a| a.i())
+        self.typed(name, AttributeType::Int).map(|a| a.i())
     }
 
     pub fn int_or(&self, name: &str, default: i64) -> i64 {
@@ -91,7 +123,7 @@ impl<'a> Attrs<'a> {
     }
 
     pub fn float(&self, name: &str) -> Option<f32> {
-        self.get(name).map(|a| a.f())
+        self.typed(name, AttributeType::Float).map(|a| a.f())
     }
 
     pub fn float_or(&self, name: &str, default: f32) -> f32 {
@@ -99,15 +131,17 @@ impl<'a> Attrs<'a> {
     }
 
     pub fn ints(&self, name: &str) -> Option<Vec<i64>> {
-        self.get(name).map(|a| a.ints.clone())
+        self.typed(name, AttributeType::Ints)
+            .map(|a| a.ints.clone())
     }
 
     pub fn floats(&self, name: &str) -> Option<Vec<f32>> {
-        self.get(name).map(|a| a.floats.clone())
+        self.typed(name, AttributeType::Floats)
+            .map(|a| a.floats.clone())
     }
 
     pub fn string(&self, name: &str) -> Option<String> {
-        self.get(name)
+        self.typed(name, AttributeType::String)
             .map(|a| String::from_utf8_lossy(a.s()).into_owned())
     }
 
@@ -116,7 +150,7 @@ impl<'a> Attrs<'a> {
     }
 
     pub fn strings(&self, name: &str) -> Option<Vec<String>> {
-        self.get(name).map(|a| {
+        self.typed(name, AttributeType::Strings).map(|a| {
             a.strings
                 .iter()
                 .map(|s| String::from_utf8_lossy(s).into_owned())
@@ -125,11 +159,13 @@ impl<'a> Attrs<'a> {
     }
 
     pub fn tensor(&self, name: &str) -> Option<&'a TensorProto> {
-        self.get(name).and_then(|a| a.t.as_ref())
+        self.typed(name, AttributeType::Tensor)
+            .and_then(|a| a.t.as_ref())
     }
 
     pub fn graph(&self, name: &str) -> Option<&'a GraphProto> {
-        self.get(name).and_then(|a| a.g.as_ref())
+        self.typed(name, AttributeType::Graph)
+            .and_then(|a| a.g.as_ref())
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &'a AttributeProto> {
@@ -238,6 +274,35 @@ mod tests {
         let e = a.int_checked("alpha").unwrap_err();
         assert_eq!(e.to_string(), "attribute 'alpha' must be INT, got FLOAT");
         assert_eq!(a.int_checked("beta"), Ok(None));
+    }
+
+    #[test]
+    fn a_mistyped_read_is_absent_and_the_first_is_recorded() {
+        let n = node(vec![
+            AttributeProto {
+                name: Some("alpha".into()),
+                i: Some(2),
+                r#type: Some(AttributeType::Int as i32),
+                ..Default::default()
+            },
+            AttributeProto {
+                name: Some("strides".into()),
+                floats: vec![2.0],
+                r#type: Some(AttributeType::Floats as i32),
+                ..Default::default()
+            },
+        ]);
+        let slot = Cell::new(None);
+        let a = Attrs::recording(&n, &slot);
+        assert_eq!(a.int("alpha"), Some(2));
+        assert_eq!(a.float("alpha"), None);
+        assert_eq!(a.ints("strides"), None);
+        assert_eq!(
+            slot.take().map(|e| e.to_string()),
+            Some("attribute 'alpha' must be FLOAT, got INT".to_string())
+        );
+        // without a slot the mismatch still reads as absent
+        assert_eq!(Attrs::new(&n).float("alpha"), None);
     }
 
     #[test]

@@ -290,16 +290,23 @@ fn build_steps(
                 .map(Arc::new)
                 .map_err(|e| KernelError(e.0))
         };
+        let mistyped = std::cell::Cell::new(None);
         let info = NodeInfo {
             node: n,
             opset,
-            attrs: Attrs::new(n),
+            attrs: Attrs::recording(n, &mistyped),
             compile: &compile,
         };
         let epilogue = fusion.and_then(|f| f.epilogue.get(k).cloned().flatten());
         let built = match epilogue {
             Some(e) => super::kernels::conv::conv_fused(&info, Some(e)),
             None => builder(&info),
+        };
+        // an attribute of another type than the operator reads refuses the
+        // node, whatever the builder made of it
+        let built = match mistyped.take() {
+            Some(e) => Err(KernelError(e.to_string())),
+            None => built,
         };
         let kernel = built.map_err(|e| PlanError(format!("{}: {e}", NodeLabel::of(i, n))))?;
         let mut ins: Vec<Option<String>> = n

@@ -5,7 +5,7 @@ use crate::expr::{Bindings, Expr};
 use crate::graph::{NodeLabel, Opsets, Schedule};
 use crate::ops::ShapeRule;
 use crate::ops::{self, Attrs};
-use crate::ops::{InferCtx, SymValue};
+use crate::ops::{InferCtx, ShapeError, SymValue};
 use crate::proto::{
     canonical_domain, FunctionProto, GraphProto, ModelProto, NodeProto, ValueInfoProto,
 };
@@ -610,11 +610,12 @@ impl Engine {
                         sub_reports.push((child.report.values, child.report.warnings));
                         o.into_iter().map(|k| k.map(|k| (k.ty, k.value))).collect()
                     };
+                    let mistyped = Cell::new(None);
                     let (res, warnings, o, ov) = {
                         let mut cx = InferCtx {
                             node,
                             opset,
-                            attrs: Attrs::new(node),
+                            attrs: Attrs::recording(node, &mistyped),
                             inputs,
                             values,
                             outputs: vec![None; n_out],
@@ -623,7 +624,10 @@ impl Engine {
                             warnings: vec![],
                             subgraph: &mut sub,
                         };
-                        let res = rule(&mut cx);
+                        let res = match (rule(&mut cx), mistyped.take()) {
+                            (_, Some(e)) => Err(ShapeError(e.to_string())),
+                            (res, None) => res,
+                        };
                         (res, cx.warnings, cx.outputs, cx.out_values)
                     };
                     for (v, w) in sub_reports {
