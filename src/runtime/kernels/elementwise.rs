@@ -645,6 +645,13 @@ pub fn gelu(info: &NodeInfo) -> Result<Kernel, KernelError> {
     match approx.as_str() {
         "none" => Ok(Box::new(|_, ins| {
             let x = tensor_in(ins, 0)?;
+            if let Tensor::F32(a) = x {
+                if let Some(src) = a.as_slice() {
+                    let out = map_f32_slice(src, super::exp_f32::gelu);
+                    let y = ArrayD::from_shape_vec(a.raw_dim(), out)?;
+                    return Ok(vec![Value::Tensor(Tensor::F32(y))]);
+                }
+            }
             let y = if matches!(x, Tensor::F64(_)) {
                 map_float("Gelu", x, |v| {
                     0.5 * v * (1.0 + erf(v / std::f64::consts::SQRT_2))

@@ -94,6 +94,36 @@ pub fn tanh(v: f32) -> f32 {
     }
 }
 
+/// erfc(z) for z >= 0 in float32: `t * e^(-z^2 + P(t))` with
+/// t = 1 / (1 + z/2) and P a degree-9 Chebyshev fit, whose relative error
+/// is below 1.2e-7 for every z >= 0 (so the tail keeps its precision where
+/// 1 - erf(z) would cancel).
+#[inline(always)]
+fn erfc_nonneg(z: f32) -> f32 {
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let p = 0.170_872_77;
+    let p = p * t - 0.822_152_23;
+    let p = p * t + 1.488_515_87;
+    let p = p * t - 1.135_203_98;
+    let p = p * t + 0.278_868_07;
+    let p = p * t - 0.186_288_06;
+    let p = p * t + 0.096_784_18;
+    let p = p * t + 0.374_091_96;
+    let p = p * t + 1.000_023_68;
+    let p = p * t - 1.265_512_23;
+    t * exp(p - z * z)
+}
+
+/// Gelu (exact form) in float32: `x/2 * (1 + erf(x/sqrt 2))`, where
+/// `1 + erf(x/sqrt 2)` is `erfc(|x|/sqrt 2)` for negative x (no
+/// cancellation in the left tail) and `2 - erfc(x/sqrt 2)` otherwise.
+#[inline(always)]
+pub fn gelu(x: f32) -> f32 {
+    let c = erfc_nonneg(x.abs() * std::f32::consts::FRAC_1_SQRT_2);
+    let one_plus_erf = if x >= 0.0 { 2.0 - c } else { c };
+    0.5 * x * one_plus_erf
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +187,33 @@ mod tests {
         // tiny results keep their relative precision
         let s = sigmoid(-80.0) as f64;
         assert!((s / (-80f64).exp() - 1.0).abs() < 1e-6, "{s}");
+    }
+
+    #[test]
+    fn gelu_matches_f64_in_relative_error_down_the_left_tail() {
+        // the f64 reference 1 + erf(x/sqrt 2) cancels below x = -6
+        let erf = super::super::elementwise::erf;
+        let mut worst = 0f64;
+        for i in -6_000..=14_000 {
+            let x = i as f32 / 1000.0;
+            let xs = x as f64;
+            let want = 0.5 * xs * (1.0 + erf(xs / std::f64::consts::SQRT_2));
+            if want != 0.0 && want.abs() > 1e-30 {
+                worst = worst.max(((gelu(x) as f64 - want) / want).abs());
+            }
+        }
+        assert!(worst < 1e-5, "gelu worst relative error {worst}");
+        assert_eq!(gelu(0.0), 0.0);
+        assert_eq!(gelu(f32::INFINITY), f32::INFINITY);
+        assert_eq!(gelu(-30.0), 0.0);
+        // further down the tail: x/2 * erfc(|x|/sqrt 2) ~ -phi(x), the
+        // normal density, within 1 / x^2
+        for x in [-7.0f32, -9.0, -12.0] {
+            let xs = x as f64;
+            let phi = (-0.5 * xs * xs).exp() / (2.0 * std::f64::consts::PI).sqrt();
+            let r = gelu(x) as f64 / -phi;
+            assert!((r - 1.0).abs() < 1.2 / (xs * xs), "x {x}: ratio {r}");
+        }
+        assert!(gelu(f32::NAN).is_nan());
     }
 }

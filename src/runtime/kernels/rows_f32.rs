@@ -40,13 +40,11 @@ pub fn softmax_rows(x: &[f32], len: usize, log: bool) -> Vec<f32> {
     let mut y = vec![0f32; x.len()];
     for_row_chunks(x, &mut y, len, |xs, ys, _| {
         for (row, out) in xs.chunks_exact(len).zip(ys.chunks_exact_mut(len)) {
-            let m = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            let mut sum = 0f64;
+            let m = row_max(row);
             for (o, &v) in out.iter_mut().zip(row) {
-                let e = super::exp_f32::exp(v - m);
-                *o = e;
-                sum += e as f64;
+                *o = super::exp_f32::exp(v - m);
             }
+            let sum = row_sum(out);
             if log {
                 let shift = m + sum.ln() as f32;
                 for (o, &v) in out.iter_mut().zip(row) {
@@ -59,6 +57,54 @@ pub fn softmax_rows(x: &[f32], len: usize, log: bool) -> Vec<f32> {
         }
     });
     y
+}
+
+/// Lanes of the partial maxima and sums: independent accumulators the
+/// compiler keeps in one vector register.
+const LANES: usize = 16;
+
+/// The largest element of a row (NaN if any is NaN, as a sequential fold
+/// with `f32::max` would not guarantee).
+fn row_max(row: &[f32]) -> f32 {
+    let mut acc = [f32::NEG_INFINITY; LANES];
+    let mut chunks = row.chunks_exact(LANES);
+    let mut nan = false;
+    for c in &mut chunks {
+        for (a, &v) in acc.iter_mut().zip(c) {
+            nan |= v.is_nan();
+            *a = if v > *a { v } else { *a };
+        }
+    }
+    let mut m = chunks.remainder().iter().fold(f32::NEG_INFINITY, |a, &v| {
+        nan |= v.is_nan();
+        if v > a {
+            v
+        } else {
+            a
+        }
+    });
+    for a in acc {
+        m = m.max(a);
+    }
+    if nan {
+        f32::NAN
+    } else {
+        m
+    }
+}
+
+/// The sum of a row of non-negative terms: float32 partial sums in
+/// [`LANES`] lanes, added in f64 (each lane sums len/16 terms).
+fn row_sum(row: &[f32]) -> f64 {
+    let mut acc = [0f32; LANES];
+    let mut chunks = row.chunks_exact(LANES);
+    for c in &mut chunks {
+        for (a, &v) in acc.iter_mut().zip(c) {
+            *a += v;
+        }
+    }
+    let tail: f64 = chunks.remainder().iter().map(|&v| v as f64).sum();
+    acc.iter().map(|&a| a as f64).sum::<f64>() + tail
 }
 
 /// LayerNormalization of every row of length `len`:
