@@ -385,11 +385,7 @@ fn conv_run(
                 None => None,
             };
             let y = conv_f32s(&f32s(x)?, &f32s(w)?, bv.as_deref(), g, post, rv.as_deref());
-            from_f64s(
-                x.dtype(),
-                oshape,
-                y.into_iter().map(|v| v as f64).collect(),
-            )?
+            from_f64s(x.dtype(), oshape, y.into_iter().map(|v| v as f64).collect())?
         }
         other => bail!("Conv does not accept {}", other.dtype()),
     })
@@ -419,7 +415,6 @@ fn add_then_act(y: &Tensor, r: &Tensor, act: Act) -> Result<Tensor, KernelError>
         .collect();
     from_f64s(y.dtype(), &shape, sum)
 }
-
 
 /// The epilogue of a Conv fused with a BatchNormalization whose parameters
 /// are inputs 3 to 6 (see `Epilogue::bn_eps`).

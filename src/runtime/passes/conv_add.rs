@@ -166,9 +166,7 @@ fn fuse_one(w: &mut Work, i: usize) -> bool {
         }
         conv.input.resize(RESIDUAL_INPUT, String::new());
         conv.input.push(other);
-        w.epilogue[i]
-            .get_or_insert_with(Epilogue::none)
-            .residual = true;
+        w.epilogue[i].get_or_insert_with(Epilogue::none).residual = true;
     }
     if let Some(conv) = w.nodes[i].as_mut() {
         conv.output[0] = out;
