@@ -176,11 +176,7 @@ fn conv_f32s(
     };
     let oprod: usize = g.w.out.iter().product();
     if super::conv_depthwise::applies(&dims) {
-        let mut y = super::conv_depthwise::conv(x, wt, bias, &dims);
-        if let Some(p) = post {
-            p.apply_all_f32(g.m, oprod, &mut y, res);
-        }
-        return y;
+        return super::conv_depthwise::conv_with(x, wt, bias, &dims, post, res);
     }
     conv_f32::conv_with(x, wt, bias, &dims, post, res).unwrap_or_else(|| {
         let mut y = conv_core(x, wt, bias, g);
