@@ -346,3 +346,145 @@ g (float[1,2,3,3] x, float[2] s) => (float[1,2,3,3] y)
         "the given scale changes the output"
     );
 }
+
+/// `float[dims] {...}` as a Constant node's value.
+fn constant_node(out: &str, dims: &[usize], seed: u64, positive: bool) -> String {
+    let t = init("v", dims, seed, positive);
+    // "float[d] v = {...}" -> "float[d] {...}"
+    format!(
+        "{out} = Constant <value = {}> ()",
+        t.replacen(" v = ", " ", 1)
+    )
+}
+
+/// Conv + per-channel bias Add + residual Add + Relu; Conv with Constant
+/// node weights + BatchNormalization (Constant parameters) + HardSwish
+/// written out (Add, Clip, Mul, Div) fused into the Conv; the same
+/// pattern with the division first and after a non-Conv node (one
+/// HardSwish node); Clip(x+3,0,6)/6 (one HardSigmoid node); residuals
+/// that broadcast at run time; and a pattern whose intermediate is a graph
+/// output (kept as written).
+fn add_model_text() -> String {
+    let inits = [
+        init("w1", &[4, 3, 3, 3], 61, false),
+        init("c1", &[4], 62, false),
+        init("badd", &[1, 4, 1, 1], 63, false),
+        init("w3", &[4, 4, 1, 1], 64, false),
+        init("w4", &[4, 4, 1, 1], 65, false),
+        init("w5", &[4, 4, 1, 1], 66, false),
+        init("w6", &[4, 4, 1, 1], 67, false),
+        "float three = {3.0}".to_string(),
+        "float zero = {0.0}".to_string(),
+        "float six = {6.0}".to_string(),
+        "float[1] six1 = {6.0}".to_string(),
+        "float sixth = {0.16666667}".to_string(),
+    ];
+    let consts = [
+        constant_node("w2", &[4, 4, 3, 3], 70, false),
+        constant_node("s2", &[4], 71, true),
+        constant_node("b2", &[4], 72, false),
+        constant_node("m2", &[4], 73, false),
+        constant_node("v2", &[4], 74, true),
+        "t3 = Constant <value = float[1] {3.0}> ()".to_string(),
+    ];
+    format!(
+        r#"<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,3,6,6] x, float[1,4,6,6] r, float[4,1,1] rb, float[2,4,6,6] rbig) => (float[1,4,6,6] y1, float[1,4,6,6] y2, float[1,4,6,6] y3, float[1,4,6,6] y4, float[1,4,6,6] k5, float[1,4,6,6] y5, float[2,4,6,6] y6)
+<{}>
+{{
+  {}
+  a1 = Conv <pads = [1,1,1,1]> (x, w1, c1)
+  p1 = Add (a1, badd)
+  q1 = Add (r, p1)
+  y1 = Relu (q1)
+  a2 = Conv <pads = [1,1,1,1]> (y1, w2)
+  n2 = BatchNormalization (a2, s2, b2, m2, v2)
+  h2 = Add (n2, t3)
+  l2 = Clip (h2, zero, six)
+  u2 = Mul (n2, l2)
+  y2 = Div (u2, six1)
+  e3 = Relu (y2)
+  h3 = Add (three, e3)
+  l3 = Clip (h3, zero, six)
+  d3 = Mul (l3, sixth)
+  y3 = Mul (e3, d3)
+  h4 = Add (y3, three)
+  l4 = Clip (h4, zero, six)
+  y4 = Div (l4, six)
+  a5 = Conv (y4, w3)
+  h5 = Add (a5, three)
+  k5 = Clip (h5, zero, six)
+  u5 = Mul (a5, k5)
+  y5 = Div (u5, six)
+  a6 = Conv (y5, w4)
+  q6 = Add (a6, rb)
+  z6 = Relu (q6)
+  a7 = Conv (z6, w5)
+  y6 = Add (a7, rbig)
+}}"#,
+        inits.join(", "),
+        consts.join("\n  ")
+    )
+}
+
+fn add_model_inputs() -> HashMap<String, Value> {
+    let t = |dims: &[usize], seed| {
+        let n = dims.iter().product();
+        Value::Tensor(Tensor::F32(
+            ArrayD::from_shape_vec(IxDyn(dims), values(n, seed)).unwrap(),
+        ))
+    };
+    HashMap::from([
+        ("x".to_string(), t(&[1, 3, 6, 6], 101)),
+        ("r".to_string(), t(&[1, 4, 6, 6], 102)),
+        ("rb".to_string(), t(&[4, 1, 1], 103)),
+        ("rbig".to_string(), t(&[2, 4, 6, 6], 104)),
+    ])
+}
+
+#[test]
+fn bias_residual_and_hardswish_patterns_keep_the_outputs() {
+    let m = text::parse_model(&add_model_text()).unwrap_or_else(|e| panic!("{e}"));
+    let plan = Plan::new(&m).unwrap_or_else(|e| panic!("{e}"));
+    let rows = plan.describe_steps();
+    let op_of = |out: &str| {
+        rows.iter()
+            .find(|r| r.outputs.iter().any(|o| o == out))
+            .map(|r| r.op.clone())
+            .unwrap_or_else(|| panic!("no step makes {out}: {rows:?}"))
+    };
+    assert_eq!(op_of("y1"), "Conv+Add+Add+Relu");
+    assert_eq!(op_of("y2"), "Conv+BatchNormalization+Add+Clip+Mul+Div");
+    assert_eq!(op_of("y3"), "HardSwish");
+    assert_eq!(op_of("y4"), "HardSigmoid");
+    // k5 is a graph output: the pattern stays as written
+    assert_eq!(op_of("k5"), "Clip");
+    assert_eq!(op_of("y5"), "Div");
+    assert_eq!(op_of("z6"), "Conv+Add+Relu");
+    assert_eq!(op_of("y6"), "Conv+Add");
+    let counts: HashMap<_, _> = plan.rewrites().into_iter().collect();
+    assert_eq!(counts["fuse-hardswish-pattern"], 3);
+    assert_eq!(counts["fuse-conv-add"], 4);
+    // the Constant nodes the fold read (W and the four parameters) are gone
+    assert_eq!(counts["drop-unused-constants"], 6);
+    // the folded Conv's new W and B, and the Conv with a bias Add's new B
+    assert_eq!(plan.made_tensors(), 3);
+
+    let want = plan.run(add_model_inputs(), &observed()).unwrap();
+    let got = plan.run(add_model_inputs(), &unobserved()).unwrap();
+    let tol = Tolerance {
+        rtol: 1e-5,
+        atol: 1e-6,
+    };
+    same_outputs(&got.outputs, &want.outputs, &tol, "add model");
+    let shape = |v: &Value| v.as_tensor().unwrap().shape().to_vec();
+    assert_eq!(shape(&got.outputs[6].1), [2, 4, 6, 6]);
+    // a residual of another type is refused, as the Add refuses it
+    let mut bad = add_model_inputs();
+    bad.insert(
+        "r".to_string(),
+        Value::Tensor(Tensor::F64(ArrayD::zeros(IxDyn(&[1, 4, 6, 6])))),
+    );
+    assert!(plan.run(bad.clone(), &unobserved()).is_err());
+    assert!(plan.run(bad, &observed()).is_err());
+}

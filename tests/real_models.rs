@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 fn models_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/models")
+    common::models_dir()
 }
 
 /// The model folders, or `None` (said loudly) when the corpus is absent.

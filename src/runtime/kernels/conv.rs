@@ -6,7 +6,7 @@
 //! over images/groups with rayon; 1x1 stride-1 unpadded convolutions skip
 //! im2col.
 
-use super::conv_epilogue::Epilogue;
+use super::conv_epilogue::{Act, Epilogue, RESIDUAL_INPUT};
 use super::conv_f32::{self, ConvDims};
 use super::linalg::Gemm;
 use super::nn::{from_f64s, next_index, to_f64s, Window, WindowAttrs};
@@ -160,6 +160,7 @@ fn conv_f32s(
     bias: Option<&[f32]>,
     g: &Geo,
     post: Option<&Epilogue>,
+    res: Option<&[f32]>,
 ) -> Vec<f32> {
     let dims = ConvDims {
         n: g.n,
@@ -175,16 +176,12 @@ fn conv_f32s(
     };
     let oprod: usize = g.w.out.iter().product();
     if super::conv_depthwise::applies(&dims) {
-        let mut y = super::conv_depthwise::conv(x, wt, bias, &dims);
-        if let Some(p) = post {
-            p.apply_all_f32(g.m, oprod, &mut y);
-        }
-        return y;
+        return super::conv_depthwise::conv_with(x, wt, bias, &dims, post, res);
     }
-    conv_f32::conv_with(x, wt, bias, &dims, post).unwrap_or_else(|| {
+    conv_f32::conv_with(x, wt, bias, &dims, post, res).unwrap_or_else(|| {
         let mut y = conv_core(x, wt, bias, g);
         if let Some(p) = post {
-            p.apply_all_f32(g.m, oprod, &mut y);
+            p.apply_all_f32(g.m, oprod, &mut y, res);
         }
         y
     })
@@ -294,53 +291,125 @@ pub fn conv_fused(info: &NodeInfo, post: Option<Epilogue>) -> Result<Kernel, Ker
             }
             other => other,
         };
-        let oprod: usize = g.w.out.iter().product();
         let oshape = out_shape(&g, g.m);
-        let y = match x {
-            Tensor::F64(xa) => {
-                let xv = xa.as_standard_layout();
-                let wv = super::typed::<f64>(w, "W")?.as_standard_layout();
-                let bv: Option<Vec<f64>> = b.map(|b| b.to_f64_vec().unwrap_or_default());
-                let (Some(xs), Some(ws)) = (xv.as_slice(), wv.as_slice()) else {
-                    bail!("internal: non-contiguous buffer");
-                };
-                let mut y = conv_core(xs, ws, bv.as_deref(), &g);
-                if let Some(p) = post {
-                    p.apply_all_f64(g.m, oprod, &mut y);
+        let residual = match post {
+            Some(p) if p.residual => {
+                let r = tensor_in(ins, RESIDUAL_INPUT)?;
+                if r.dtype() != x.dtype() {
+                    bail!(
+                        "the fused Add's other operand is {}, the Conv output {}",
+                        r.dtype(),
+                        x.dtype()
+                    );
                 }
-                Tensor::F64(ArrayD::from_shape_vec(IxDyn(&oshape), y)?)
+                Some(r)
             }
-            Tensor::F32(xa) => {
-                let xv = xa.as_standard_layout();
-                let wv = super::typed::<f32>(w, "W")?.as_standard_layout();
-                let bv = match b {
-                    Some(b) => Some(f32s(b)?),
-                    None => None,
-                };
-                let (Some(xs), Some(ws)) = (xv.as_slice(), wv.as_slice()) else {
-                    bail!("internal: non-contiguous buffer");
-                };
-                Tensor::F32(ArrayD::from_shape_vec(
-                    IxDyn(&oshape),
-                    conv_f32s(xs, ws, bv.as_deref(), &g, post),
-                )?)
-            }
-            Tensor::F16(_) | Tensor::BF16(_) => {
-                let bv = match b {
-                    Some(b) => Some(f32s(b)?),
-                    None => None,
-                };
-                let y = conv_f32s(&f32s(x)?, &f32s(w)?, bv.as_deref(), &g, post);
-                from_f64s(
-                    x.dtype(),
-                    &oshape,
-                    y.into_iter().map(|v| v as f64).collect(),
-                )?
-            }
-            other => bail!("Conv does not accept {}", other.dtype()),
+            _ => None,
         };
+        if let (Some(p), Some(r)) = (post, residual) {
+            if r.shape() != oshape.as_slice() {
+                // a broadcasting Add: the Conv and its affine map, then the
+                // Add and the activation as written
+                let inner = Epilogue {
+                    act: Act::None,
+                    residual: false,
+                    ..p.clone()
+                };
+                let y = conv_run(x, w, b, &g, Some(&inner), None, &oshape)?;
+                return Ok(vec![Value::Tensor(add_then_act(&y, r, p.act)?)]);
+            }
+        }
+        let y = conv_run(x, w, b, &g, post, residual, &oshape)?;
         Ok(vec![Value::Tensor(y)])
     }))
+}
+
+/// One convolution of X by W (+ B) with the epilogue `post`, whose
+/// residual (if any) `res` has the output's shape and X's type.
+fn conv_run(
+    x: &Tensor,
+    w: &Tensor,
+    b: Option<&Tensor>,
+    g: &Geo,
+    post: Option<&Epilogue>,
+    res: Option<&Tensor>,
+    oshape: &[usize],
+) -> Result<Tensor, KernelError> {
+    let oprod: usize = g.w.out.iter().product();
+    Ok(match x {
+        Tensor::F64(xa) => {
+            let xv = xa.as_standard_layout();
+            let wv = super::typed::<f64>(w, "W")?.as_standard_layout();
+            let bv: Option<Vec<f64>> = b.map(|b| b.to_f64_vec().unwrap_or_default());
+            let (Some(xs), Some(ws)) = (xv.as_slice(), wv.as_slice()) else {
+                bail!("internal: non-contiguous buffer");
+            };
+            let mut y = conv_core(xs, ws, bv.as_deref(), g);
+            if let Some(p) = post {
+                let rv = res.map(|r| r.to_f64_vec().unwrap_or_default());
+                p.apply_all_f64(g.m, oprod, &mut y, rv.as_deref());
+            }
+            Tensor::F64(ArrayD::from_shape_vec(IxDyn(oshape), y)?)
+        }
+        Tensor::F32(xa) => {
+            let xv = xa.as_standard_layout();
+            let wv = super::typed::<f32>(w, "W")?.as_standard_layout();
+            let bv = match b {
+                Some(b) => Some(f32s(b)?),
+                None => None,
+            };
+            let (Some(xs), Some(ws)) = (xv.as_slice(), wv.as_slice()) else {
+                bail!("internal: non-contiguous buffer");
+            };
+            let rv = match res {
+                Some(Tensor::F32(r)) => Some(r.as_standard_layout()),
+                _ => None,
+            };
+            let rs = rv.as_ref().and_then(|r| r.as_slice());
+            Tensor::F32(ArrayD::from_shape_vec(
+                IxDyn(oshape),
+                conv_f32s(xs, ws, bv.as_deref(), g, post, rs),
+            )?)
+        }
+        Tensor::F16(_) | Tensor::BF16(_) => {
+            let bv = match b {
+                Some(b) => Some(f32s(b)?),
+                None => None,
+            };
+            let rv = match res {
+                Some(r) => Some(f32s(r)?),
+                None => None,
+            };
+            let y = conv_f32s(&f32s(x)?, &f32s(w)?, bv.as_deref(), g, post, rv.as_deref());
+            from_f64s(x.dtype(), oshape, y.into_iter().map(|v| v as f64).collect())?
+        }
+        other => bail!("Conv does not accept {}", other.dtype()),
+    })
+}
+
+/// `act(y + r)` with `r` broadcast (numpy rules) against `y`, computed in
+/// float64 and stored in `y`'s type.
+fn add_then_act(y: &Tensor, r: &Tensor, act: Act) -> Result<Tensor, KernelError> {
+    let shape = super::broadcast_shapes(y.shape(), r.shape())?;
+    crate::tensor::budget::check(&shape, 8)?;
+    let (Some(yv), Some(rv)) = (y.to_f64_vec(), r.to_f64_vec()) else {
+        bail!("the fused Add needs float operands");
+    };
+    let ya = ArrayD::from_shape_vec(IxDyn(y.shape()), yv)?;
+    let ra = ArrayD::from_shape_vec(IxDyn(r.shape()), rv)?;
+    let (Some(yb), Some(rb)) = (ya.broadcast(IxDyn(&shape)), ra.broadcast(IxDyn(&shape))) else {
+        bail!(
+            "the fused Add cannot broadcast {:?} with {:?}",
+            y.shape(),
+            r.shape()
+        );
+    };
+    let sum: Vec<f64> = yb
+        .iter()
+        .zip(rb.iter())
+        .map(|(&a, &b)| act.f64(a + b))
+        .collect();
+    from_f64s(y.dtype(), &shape, sum)
 }
 
 /// The epilogue of a Conv fused with a BatchNormalization whose parameters
@@ -385,6 +454,7 @@ fn runtime_batchnorm(
         affine: Some((s, t)),
         act: p.act,
         bn_eps: None,
+        residual: p.residual,
     })
 }
 

@@ -13,6 +13,7 @@
 //! Those long runs have no bounds logic and vectorise; on x86_64 they are
 //! compiled for AVX-512 or AVX2 with FMA when the CPU has them.
 
+use super::conv_epilogue::Epilogue;
 use super::conv_f32::ConvDims;
 
 /// Output planes per parallel task when the pool has more than one thread.
@@ -140,6 +141,7 @@ fn axpy<const FMA: bool>(acc: &mut [f32], wv: f32, src: &[f32]) {
 /// Computes output planes `first..first + out.len() / plane_out` into
 /// `out`, with one scratch for the phases and the wide output.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn planes<const FMA: bool>(
     x: &[f32],
     w: &[f32],
@@ -148,6 +150,7 @@ fn planes<const FMA: bool>(
     g: &Geometry,
     first: usize,
     out: &mut [f32],
+    post: Post,
 ) {
     let plane_out = g.oh * g.ow;
     let plane_in = g.h * g.w;
@@ -180,11 +183,19 @@ fn planes<const FMA: bool>(
         for (orow, wrow) in o.chunks_exact_mut(g.ow).zip(wide.chunks_exact(g.wq)) {
             orow.copy_from_slice(&wrow[..g.ow]);
         }
+        // the epilogue while the plane is in cache
+        if let Some(p) = post.0 {
+            let r = post
+                .1
+                .and_then(|r| r.get(idx * plane_out..(idx + 1) * plane_out));
+            p.apply_f32(oc, o, r);
+        }
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2,fma")]
+#[allow(clippy::too_many_arguments)]
 unsafe fn planes_avx512(
     x: &[f32],
     w: &[f32],
@@ -193,12 +204,14 @@ unsafe fn planes_avx512(
     g: &Geometry,
     first: usize,
     out: &mut [f32],
+    post: Post,
 ) {
-    planes::<true>(x, w, bias, d, g, first, out)
+    planes::<true>(x, w, bias, d, g, first, out, post)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
+#[allow(clippy::too_many_arguments)]
 unsafe fn planes_avx2(
     x: &[f32],
     w: &[f32],
@@ -207,11 +220,13 @@ unsafe fn planes_avx2(
     g: &Geometry,
     first: usize,
     out: &mut [f32],
+    post: Post,
 ) {
-    planes::<true>(x, w, bias, d, g, first, out)
+    planes::<true>(x, w, bias, d, g, first, out, post)
 }
 
 /// [`planes`] compiled for the best instruction set this CPU has.
+#[allow(clippy::too_many_arguments)]
 fn planes_best(
     x: &[f32],
     w: &[f32],
@@ -220,23 +235,41 @@ fn planes_best(
     g: &Geometry,
     first: usize,
     out: &mut [f32],
+    post: Post,
 ) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
             // SAFETY: the CPU has the features the function is compiled for
-            return unsafe { planes_avx512(x, w, bias, d, g, first, out) };
+            return unsafe { planes_avx512(x, w, bias, d, g, first, out, post) };
         }
         if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
             // SAFETY: as above
-            return unsafe { planes_avx2(x, w, bias, d, g, first, out) };
+            return unsafe { planes_avx2(x, w, bias, d, g, first, out, post) };
         }
     }
-    planes::<false>(x, w, bias, d, g, first, out)
+    planes::<false>(x, w, bias, d, g, first, out, post)
 }
+
+/// The fused epilogue and its residual (as long as Y).
+type Post<'a> = (Option<&'a Epilogue>, Option<&'a [f32]>);
 
 /// Y = W * X (+ B) for a depthwise convolution (`applies(d)` must hold).
 pub fn conv(x: &[f32], w: &[f32], bias: Option<&[f32]>, d: &ConvDims) -> Vec<f32> {
+    conv_with(x, w, bias, d, None, None)
+}
+
+/// [`conv`] with an epilogue applied to each output plane as soon as it is
+/// computed; `res` is the epilogue's residual, as long as Y.
+pub fn conv_with(
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    d: &ConvDims,
+    post: Option<&Epilogue>,
+    res: Option<&[f32]>,
+) -> Vec<f32> {
+    let post = (post, res);
     let g = Geometry::new(d);
     let plane_out = g.oh * g.ow;
     let mut out = vec![0f32; d.n * d.m * plane_out];
@@ -248,9 +281,11 @@ pub fn conv(x: &[f32], w: &[f32], bias: Option<&[f32]>, d: &ConvDims) -> Vec<f32
         use rayon::prelude::*;
         out.par_chunks_mut(plane_out * PLANES_PER_TASK)
             .enumerate()
-            .for_each(|(t, chunk)| planes_best(x, w, bias, d, &g, t * PLANES_PER_TASK, chunk));
+            .for_each(|(t, chunk)| {
+                planes_best(x, w, bias, d, &g, t * PLANES_PER_TASK, chunk, post)
+            });
     } else {
-        planes_best(x, w, bias, d, &g, 0, &mut out);
+        planes_best(x, w, bias, d, &g, 0, &mut out, post);
     }
     out
 }

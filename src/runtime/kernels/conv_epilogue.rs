@@ -1,7 +1,8 @@
 //! What a fused Conv applies to each output value before it leaves the
 //! kernel (plan-time fusion, see `runtime::passes`): a per-output-channel
 //! affine map (a folded BatchNormalization whose weights could not be
-//! rewritten at plan time) and an elementwise activation. The fast f32
+//! rewritten at plan time), a residual tensor of the output's shape added
+//! (a fused Add) and an elementwise activation. The fast f32
 //! kernel applies it per output tile while the tile is in cache; the
 //! other paths apply it once per output row.
 
@@ -108,7 +109,8 @@ impl Act {
 
 /// The same formula as the Sigmoid kernel's float32 path.
 /// Applied to every output value of channel `c`: `act(v * scale[c] +
-/// shift[c])` (scale and shift absent: `act(v)`).
+/// shift[c] + r)` (scale and shift absent: `act(v + r)`; r is the value at
+/// the same place of the residual, 0 without one).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Epilogue {
     /// Per output channel; set only with `shift`.
@@ -118,7 +120,14 @@ pub struct Epilogue {
     /// fused Conv reads scale, bias, mean and variance as its inputs 3 to
     /// 6 on each run and derives the affine map (with this epsilon).
     pub bn_eps: Option<f32>,
+    /// An Add of a tensor R fused after the affine map: the fused Conv
+    /// reads R as its input [`RESIDUAL_INPUT`] on each run.
+    pub residual: bool,
 }
+
+/// The input index of a fused Conv's residual (after X, W, B and the four
+/// BatchNormalization parameters of `bn_eps`).
+pub const RESIDUAL_INPUT: usize = 7;
 
 /// Scale and shift per channel of a BatchNormalization folded after a
 /// Conv with bias `conv_bias`: `y = conv * s + t`.
@@ -143,15 +152,29 @@ pub fn batchnorm_affine(
 
 impl Epilogue {
     pub fn is_identity(&self) -> bool {
-        self.affine.is_none() && self.act == Act::None && self.bn_eps.is_none()
+        self.affine.is_none() && self.act == Act::None && self.bn_eps.is_none() && !self.residual
     }
 
-    /// Applies the epilogue to values of output channel `c`.
+    /// An epilogue with no plan-time parts.
+    pub fn none() -> Epilogue {
+        Epilogue {
+            affine: None,
+            act: Act::None,
+            bn_eps: None,
+            residual: false,
+        }
+    }
+
+    /// Applies the epilogue to values of output channel `c`; `res` is the
+    /// residual at the same places (as long as `row`).
     #[inline]
-    pub fn apply_f32(&self, c: usize, row: &mut [f32]) {
+    pub fn apply_f32(&self, c: usize, row: &mut [f32], res: Option<&[f32]>) {
         if let Some((s, t)) = &self.affine {
             let (s, t) = (s[c], t[c]);
             row.iter_mut().for_each(|v| *v = *v * s + t);
+        }
+        if let Some(r) = res {
+            row.iter_mut().zip(r).for_each(|(v, &r)| *v += r);
         }
         // one loop per activation, so each is a branch-free loop that
         // vectorises (not a match per element)
@@ -167,10 +190,13 @@ impl Epilogue {
         }
     }
 
-    pub fn apply_f64(&self, c: usize, row: &mut [f64]) {
+    pub fn apply_f64(&self, c: usize, row: &mut [f64], res: Option<&[f64]>) {
         if let Some((s, t)) = &self.affine {
             let (s, t) = (s[c] as f64, t[c] as f64);
             row.iter_mut().for_each(|v| *v = *v * s + t);
+        }
+        if let Some(r) = res {
+            row.iter_mut().zip(r).for_each(|(v, &r)| *v += r);
         }
         if self.act != Act::None {
             let act = self.act;
@@ -178,22 +204,25 @@ impl Epilogue {
         }
     }
 
-    /// Applies the epilogue to a whole N x M x `plane` output.
-    pub fn apply_all_f32(&self, m: usize, plane: usize, out: &mut [f32]) {
+    /// Applies the epilogue to a whole N x M x `plane` output (`res`: the
+    /// residual, as long as `out`).
+    pub fn apply_all_f32(&self, m: usize, plane: usize, out: &mut [f32], res: Option<&[f32]>) {
         if plane == 0 || m == 0 {
             return;
         }
         for (i, row) in out.chunks_mut(plane).enumerate() {
-            self.apply_f32(i % m, row);
+            let r = res.and_then(|r| r.get(i * plane..i * plane + row.len()));
+            self.apply_f32(i % m, row, r);
         }
     }
 
-    pub fn apply_all_f64(&self, m: usize, plane: usize, out: &mut [f64]) {
+    pub fn apply_all_f64(&self, m: usize, plane: usize, out: &mut [f64], res: Option<&[f64]>) {
         if plane == 0 || m == 0 {
             return;
         }
         for (i, row) in out.chunks_mut(plane).enumerate() {
-            self.apply_f64(i % m, row);
+            let r = res.and_then(|r| r.get(i * plane..i * plane + row.len()));
+            self.apply_f64(i % m, row, r);
         }
     }
 }

@@ -28,25 +28,27 @@ pub struct ConvDims<'a> {
 /// The convolution Y = W * X (+ B per output channel), or `None` when this
 /// CPU has no fast path.
 pub fn conv(x: &[f32], w: &[f32], bias: Option<&[f32]>, d: &ConvDims) -> Option<Vec<f32>> {
-    conv_with(x, w, bias, d, None)
+    conv_with(x, w, bias, d, None, None)
 }
 
 /// [`conv`] with an epilogue applied to each output tile as soon as its
-/// reduction is complete (while the tile is in cache).
+/// reduction is complete (while the tile is in cache); `res` is the
+/// epilogue's residual, as long as Y.
 pub fn conv_with(
     x: &[f32],
     w: &[f32],
     bias: Option<&[f32]>,
     d: &ConvDims,
     post: Option<&Epilogue>,
+    res: Option<&[f32]>,
 ) -> Option<Vec<f32>> {
     #[cfg(target_arch = "x86_64")]
     {
         if std::is_x86_feature_detected!("avx512f") {
-            return Some(avx512::conv(x, w, bias, d, post));
+            return Some(avx512::conv(x, w, bias, d, post, res));
         }
     }
-    let _ = (x, w, bias, d, post);
+    let _ = (x, w, bias, d, post, res);
     None
 }
 
@@ -401,6 +403,7 @@ mod avx512 {
         bias: Option<&[f32]>,
         d: &ConvDims,
         post: Option<&Epilogue>,
+        res: Option<&[f32]>,
     ) -> Vec<f32> {
         let nd = d.spatial.len();
         let c_g = d.c / d.group;
@@ -421,7 +424,7 @@ mod avx512 {
                 }
             }
             if let Some(p) = post {
-                p.apply_all_f32(d.m, oprod, &mut out);
+                p.apply_all_f32(d.m, oprod, &mut out, res);
             }
             return out;
         }
@@ -553,7 +556,8 @@ mod avx512 {
                     let row = unsafe {
                         std::slice::from_raw_parts_mut(optr.0.add(obase + r * oprod + p0), np)
                     };
-                    p.apply_f32(gi * m_g + r, row);
+                    let at = obase + r * oprod + p0;
+                    p.apply_f32(gi * m_g + r, row, res.and_then(|v| v.get(at..at + np)));
                 }
             }
         };

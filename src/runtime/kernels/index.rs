@@ -247,7 +247,11 @@ fn scatter_apply(
     }
     if red == Reduction::None {
         return Ok(map_pair!(data, upd, d, u => {
-            let mut v: Vec<_> = d.iter().cloned().collect();
+            // a contiguous buffer is copied as one block
+            let mut v: Vec<_> = match d.as_slice() {
+                Some(s) => s.to_vec(),
+                None => d.iter().cloned().collect(),
+            };
             for (&p, x) in pos.iter().zip(u.iter()) {
                 let Some(slot) = v.get_mut(p) else { bail!("scatter position {p} out of range") };
                 *slot = x.clone();

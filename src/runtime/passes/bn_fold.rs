@@ -122,6 +122,7 @@ pub(super) fn run(w: &mut Work) -> usize {
                 affine: None,
                 act: Act::None,
                 bn_eps: Some(eps),
+                residual: false,
             });
             w.absorb(i, j);
             count += 1;
@@ -174,6 +175,7 @@ pub(super) fn run(w: &mut Work) -> usize {
                     affine: Some((scale, shift)),
                     act: Act::None,
                     bn_eps: None,
+                    residual: false,
                 });
             }
         }

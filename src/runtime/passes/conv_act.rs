@@ -112,6 +112,7 @@ pub(super) fn run(w: &mut Work) -> usize {
             affine: None,
             act: Act::None,
             bn_eps: None,
+            residual: false,
         });
         e.act = act;
         for j in absorbed {

@@ -13,7 +13,10 @@
 
 mod bn_fold;
 mod conv_act;
+mod conv_add;
+mod hardswish;
 mod identity;
+mod unused_constants;
 
 use crate::graph::NodeLabel;
 use crate::proto::NodeProto;
@@ -38,8 +41,20 @@ pub(crate) const PASSES: &[Pass] = &[
         run: bn_fold::run,
     },
     Pass {
+        name: "fuse-hardswish-pattern",
+        run: hardswish::run,
+    },
+    Pass {
+        name: "fuse-conv-add",
+        run: conv_add::run,
+    },
+    Pass {
         name: "fuse-conv-activation",
         run: conv_act::run,
+    },
+    Pass {
+        name: "drop-unused-constants",
+        run: unused_constants::run,
     },
 ];
 
@@ -64,6 +79,8 @@ pub(crate) struct Work<'a> {
     pub outputs: HashSet<String>,
     /// Tensors made by the passes (rewritten weights).
     pub made: HashMap<String, Value>,
+    /// The values of the graph's Constant nodes (read only, like `init`).
+    pub consts: HashMap<String, Value>,
     /// Every name in use (for fresh names).
     pub names: HashSet<String>,
     /// Names read by nodes through subgraphs: never renamed or removed.
@@ -101,13 +118,18 @@ impl Work<'_> {
             .collect()
     }
 
-    /// An initializer or a tensor a pass made. An initializer that is also
-    /// a graph input is recorded in `overridable` (read it only to use it).
+    /// An initializer, a tensor a pass made or a Constant node's value. An
+    /// initializer that is also a graph input is recorded in `overridable`
+    /// (read it only to use it).
     pub fn constant(&self, name: &str) -> Option<&Value> {
         if name.is_empty() {
             return None;
         }
-        let v = self.init.get(name).or_else(|| self.made.get(name))?;
+        let v = self
+            .init
+            .get(name)
+            .or_else(|| self.made.get(name))
+            .or_else(|| self.consts.get(name))?;
         if self.inputs.contains(name) {
             self.overridable.borrow_mut().insert(name.to_string());
         }
@@ -149,6 +171,26 @@ impl Work<'_> {
     }
 }
 
+/// The value of each default-domain Constant node (those whose value
+/// cannot be read are left out: the passes treat them as unknown).
+fn constant_nodes(graph: &crate::proto::GraphProto) -> HashMap<String, Value> {
+    graph
+        .node
+        .iter()
+        .filter(|n| {
+            n.op_type() == "Constant"
+                && crate::proto::canonical_domain(n.domain()).is_empty()
+                && n.input.is_empty()
+                && n.output.len() == 1
+                && !n.output[0].is_empty()
+        })
+        .filter_map(|n| {
+            let t = crate::ops::constant_value::constant_value(&crate::ops::Attrs::new(n)).ok()?;
+            Some((n.output[0].clone(), Value::Tensor(t)))
+        })
+        .collect()
+}
+
 /// Runs every pass over a main graph; `None` when nothing changed.
 pub(crate) fn rewrite(
     graph: &crate::proto::GraphProto,
@@ -182,6 +224,7 @@ pub(crate) fn rewrite(
         overridable: Default::default(),
         outputs: graph.output.iter().map(|o| o.name().to_string()).collect(),
         made: HashMap::new(),
+        consts: constant_nodes(graph),
         names,
         implicit,
         opset,
