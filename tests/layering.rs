@@ -23,9 +23,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
     // ops/ names kernels (`runtime::kernels`) and the kernel types; the plan
     // (`runtime/plan.rs`, `runtime/kernel.rs`) looks operators up in `ops`
     &["ops", "runtime"],
-    // proto/external.rs converts typed tensor fields through `tensor`;
-    // tensor/convert.rs converts to and from `proto::TensorProto`
-    &["proto", "tensor"],
 ];
 
 /// Where a dependency was seen: file and line.

@@ -7,7 +7,7 @@ use crate::proto::{
     canonical_domain, display_domain, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
     TypeProto,
 };
-use crate::tensor::{self, DataType, Value};
+use crate::tensor::{DataType, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
@@ -519,7 +519,7 @@ impl Plan {
         let mut init_values = HashMap::with_capacity(graph.initializer.len());
         let mut init_names = HashSet::new();
         for t in &graph.initializer {
-            let v = tensor::from_proto(t)
+            let v = crate::proto::from_proto(t)
                 .map_err(|e| PlanError(format!("initializer '{}': {e}", t.name())))?;
             init_names.insert(t.name().to_string());
             // a name given twice keeps its last value (as a lookup by name

@@ -8,7 +8,7 @@ use crate::ops::{InferCtx, SymValue};
 use crate::proto::{
     canonical_domain, FunctionProto, GraphProto, ModelProto, NodeProto, ValueInfoProto,
 };
-use crate::tensor::{self, DataType};
+use crate::tensor::DataType;
 use crate::value_type::{Dim, TypeInfo};
 use serde::Serialize;
 use std::cell::Cell;
@@ -185,7 +185,7 @@ fn sym_value_of(t: &crate::proto::TensorProto) -> Option<SymValue> {
     if n as usize > SymValue::MAX_TRACKED {
         return None;
     }
-    SymValue::of_tensor(&tensor::from_proto(t).ok()?)
+    SymValue::of_tensor(&crate::proto::from_proto(t).ok()?)
 }
 
 /// Infers every value of a model, writes the inferred types of node outputs

@@ -29,7 +29,7 @@ struct LabelEncoderAttrs {
 
 fn tensor_attr(a: &Attrs, name: &str) -> Result<Option<Tensor>, KernelError> {
     match a.tensor_checked(name)? {
-        Some(p) => Ok(Some(crate::tensor::from_proto(p)?)),
+        Some(p) => Ok(Some(crate::proto::from_proto(p)?)),
         None => Ok(None),
     }
 }

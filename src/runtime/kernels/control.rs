@@ -587,7 +587,7 @@ mod tests {
                 node: nodes,
                 input: ins.iter().map(|s| vi(s)).collect(),
                 output: outs.iter().map(|s| vi(s)).collect(),
-                initializer: vec![crate::tensor::to_proto(&Tensor::scalar(1.0f32), "one")],
+                initializer: vec![crate::proto::to_proto(&Tensor::scalar(1.0f32), "one")],
                 ..Default::default()
             }),
             ..Default::default()

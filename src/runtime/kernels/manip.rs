@@ -838,7 +838,7 @@ pub fn size(_: &NodeInfo) -> Result<Kernel, KernelError> {
 
 pub fn constant_of_shape(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let value = match info.attrs.tensor("value") {
-        Some(p) => crate::tensor::from_proto(p)?,
+        Some(p) => crate::proto::from_proto(p)?,
         None => Tensor::scalar(0f32),
     };
     if value.len() != 1 {
