@@ -1,8 +1,8 @@
 //! Test support: runs one `ai.onnx.ml` node through its table entry.
 
+use crate::ops::kernel::{NodeInfo, RunCtx};
 use crate::ops::Attrs;
 use crate::proto::{AttributeProto, NodeProto};
-use crate::runtime::kernel::{NodeInfo, RunCtx};
 use crate::runtime::KernelError;
 use crate::tensor::{Tensor, Value};
 

@@ -11,7 +11,7 @@
 use super::nn::{from_f64s, to_f64s};
 use super::norm_axis;
 use crate::bail;
-use crate::runtime::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};
 use ndarray::{ArrayD, IxDyn};
 

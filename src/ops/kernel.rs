@@ -1,10 +1,10 @@
 //! The kernel interface: a builder turns a node (attributes decoded once, at
 //! plan time) into a kernel; the kernel maps input values to output values.
 
-use super::plan::Plan;
 use crate::ops::Attrs;
 pub use crate::ops::KernelError;
 use crate::proto::NodeProto;
+use crate::runtime::Plan;
 use crate::tensor::{Tensor, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -62,7 +62,7 @@ pub(crate) type SubgraphRunner<'a> =
 pub(crate) type PartRunner<'a> = dyn FnMut(
         &Plan,
         Vec<(String, Value)>,
-        super::plan::Part<'_>,
+        crate::runtime::Part<'_>,
     ) -> Result<(Vec<Value>, HashMap<String, Value>), KernelError>
     + 'a;
 
@@ -112,7 +112,7 @@ impl RunCtx<'_> {
                 "hoisting is not available in an observed run",
             ));
         };
-        let (_, mut values) = parts(plan, inputs, super::plan::Part::Invariant(&hoist.mask))?;
+        let (_, mut values) = parts(plan, inputs, crate::runtime::Part::Invariant(&hoist.mask))?;
         values.retain(|k, _| hoist.outputs.contains(k));
         Ok(values)
     }
@@ -137,7 +137,7 @@ impl RunCtx<'_> {
             .cloned()
             .zip(inputs)
             .collect::<Vec<_>>();
-        let (outs, _) = parts(plan, named, super::plan::Part::Variant(&hoist.mask, pre))?;
+        let (outs, _) = parts(plan, named, crate::runtime::Part::Variant(&hoist.mask, pre))?;
         Ok(outs)
     }
 }

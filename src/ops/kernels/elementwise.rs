@@ -3,7 +3,7 @@
 
 use super::{typed, zip2};
 use crate::bail;
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{Elem, Tensor, Value};
 use half::{bf16, f16};
 use ndarray::ArrayD;
@@ -1264,7 +1264,7 @@ mod tests {
          -> Result<Vec<Value>, KernelError> {
             Err(KernelError::new("no subgraphs"))
         };
-        let mut cx = crate::runtime::kernel::RunCtx {
+        let mut cx = crate::ops::kernel::RunCtx {
             runner: &mut runner,
             parts: None,
         };
