@@ -622,7 +622,7 @@ pub fn flex_attention(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 }
             }
         }
-        let mut apply = |plan: &std::sync::Arc<crate::runtime::Plan>,
+        let mut apply = |plan: &std::sync::Arc<dyn crate::ops::kernel::Subgraph>,
                          vals: Vec<f64>,
                          what: &str|
          -> Result<Vec<f64>, KernelError> {

@@ -1246,7 +1246,7 @@ mod tests {
             attribute: attrs,
             ..Default::default()
         };
-        let compile = |_: &crate::proto::GraphProto| -> Result<std::sync::Arc<crate::runtime::Plan>, KernelError> {
+        let compile = |_: &crate::proto::GraphProto| -> Result<std::sync::Arc<dyn crate::ops::kernel::Subgraph>, KernelError> {
             Err(KernelError::new("no subgraphs"))
         };
         let info = NodeInfo {
@@ -1259,7 +1259,7 @@ mod tests {
         let kernel = (def.kernel.expect("kernel"))(&info)?;
         let vals: Vec<Option<Value>> = ins.iter().map(|o| o.clone().map(Value::Tensor)).collect();
         let refs: Vec<Option<&Value>> = vals.iter().map(|v| v.as_ref()).collect();
-        let mut runner = |_: &crate::runtime::Plan,
+        let mut runner = |_: &dyn crate::ops::kernel::Subgraph,
                           _: Vec<(String, Value)>|
          -> Result<Vec<Value>, KernelError> {
             Err(KernelError::new("no subgraphs"))

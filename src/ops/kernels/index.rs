@@ -692,7 +692,7 @@ mod robustness {
             Some(Tensor::from_vec(&[2, 1], vec![true, false]).unwrap()),
             Some(Tensor::from_vec(&[1, 4, 2, 2], (0..16).map(|v| v as f32).collect()).unwrap()),
         ];
-        let ops: Vec<(&str, crate::runtime::KernelBuilder)> = crate::ops::all()
+        let ops: Vec<(&str, crate::ops::kernel::KernelBuilder)> = crate::ops::all()
             .filter(|d| d.domain.is_empty() && MINE.contains(&d.op_type))
             .filter_map(|d| d.kernel.map(|k| (d.op_type, k)))
             .collect();

@@ -1211,7 +1211,7 @@ pub(crate) mod testing {
         let k = b(&info)?;
         let vals: Vec<Option<Value>> = ins.into_iter().map(|t| t.map(Value::Tensor)).collect();
         let refs: Vec<Option<&Value>> = vals.iter().map(|v| v.as_ref()).collect();
-        let mut runner = |_: &crate::runtime::Plan, _: Vec<(String, Value)>| {
+        let mut runner = |_: &dyn crate::ops::kernel::Subgraph, _: Vec<(String, Value)>| {
             Err(KernelError::new("no subgraphs"))
         };
         let mut cx = RunCtx {

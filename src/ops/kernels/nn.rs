@@ -1190,7 +1190,7 @@ mod tests {
             compile: &compile,
         };
         let k = build(&info)?;
-        let mut runner = |_: &crate::runtime::Plan,
+        let mut runner = |_: &dyn crate::ops::kernel::Subgraph,
                           _: Vec<(String, Value)>|
          -> Result<Vec<Value>, KernelError> {
             Err(KernelError::new("no subgraphs"))

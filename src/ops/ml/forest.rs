@@ -13,7 +13,7 @@
 use super::features::rows;
 use super::post_transform::{probit, PostTransform};
 use crate::bail;
-use crate::runtime::KernelError;
+use crate::ops::KernelError;
 use crate::tensor::Tensor;
 use rayon::prelude::*;
 
