@@ -9,12 +9,13 @@
 
 use onnx_light::expr::Expr;
 use onnx_light::proto::attribute_proto::AttributeType;
+use onnx_light::proto::to_proto;
 use onnx_light::proto::{
     encode_model, AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
     ValueInfoProto,
 };
 use onnx_light::shape::{self, TypeInfo};
-use onnx_light::tensor::{to_proto, DataType, Tensor};
+use onnx_light::tensor::{DataType, Tensor};
 use std::time::Instant;
 
 fn node(op: &str, ins: &[&str], outs: &[&str], attrs: Vec<AttributeProto>) -> NodeProto {

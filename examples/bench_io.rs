@@ -104,7 +104,7 @@ fn main() {
                 // every initializer decoded to a tensor, as the runtime does
                 let tensors: Vec<_> = inits
                     .iter()
-                    .map(|t| onnx_light::tensor::from_proto(t).expect("the tensor decodes"))
+                    .map(|t| onnx_light::proto::from_proto(t).expect("the tensor decodes"))
                     .collect();
                 println!("load_read_s {:.4}", t.elapsed().as_secs_f64());
                 println!("tensors {}", tensors.len());

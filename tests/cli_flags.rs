@@ -5,7 +5,8 @@
 mod common;
 
 use common::{cmds, run};
-use onnx_light::tensor::{to_proto, Tensor};
+use onnx_light::proto::to_proto;
+use onnx_light::tensor::Tensor;
 use prost::Message;
 use std::path::{Path, PathBuf};
 

@@ -107,7 +107,7 @@ fn dump_all_then_compare_against_the_dump_finds_no_divergence() {
     let npy = std::fs::read(d.join(x["file"].as_str().unwrap())).unwrap();
     let got = onnx_light::tensor::read_npy(&npy).expect("a valid .npy");
     let pb = std::fs::read(m.join("test_data_set_0/input_0.pb")).unwrap();
-    let want = onnx_light::tensor::value_from_pb_bytes(&pb, onnx_light::tensor::PbKind::Tensor)
+    let want = onnx_light::proto::value_from_pb_bytes(&pb, onnx_light::proto::PbKind::Tensor)
         .expect("input pb");
     assert_eq!(Some(&got), want.as_tensor());
     let _ = std::fs::remove_dir_all(&dir);

@@ -593,7 +593,7 @@ fn external_data_past_4_gib_loads_without_copying() {
         Some(big_n * 4)
     );
     assert_eq!(inits[1].raw_data.as_deref(), Some(&marker[..]));
-    let t = onnx_light::tensor::from_proto(&inits[1]).unwrap();
+    let t = onnx_light::proto::from_proto(&inits[1]).unwrap();
     assert_eq!(t.to_f64_vec().unwrap()[63], 63.0);
 
     // saved inline it would pass protobuf's limit: refused, nothing written

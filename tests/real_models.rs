@@ -13,12 +13,13 @@
 
 mod common;
 
+use onnx_light::proto::raw_to_typed;
 use onnx_light::proto::{self, GraphProto, ModelProto, TensorProto};
 use onnx_light::repl::lex::quote_name;
 use onnx_light::repl::Session;
 use onnx_light::runtime::conformance::load_case;
 use onnx_light::runtime::tolerance::{compare_values, Tolerance};
-use onnx_light::tensor::{raw_to_typed, Value};
+use onnx_light::tensor::Value;
 use onnx_light::text;
 use prost::Message;
 use std::collections::HashMap;

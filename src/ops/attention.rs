@@ -1,8 +1,8 @@
 //! Transformer operators.
 
 use super::OpDef;
+use crate::ops::kernels::attention as k;
 use crate::ops::shape_rules::attention as s;
-use crate::runtime::kernels::attention as k;
 
 #[rustfmt::skip]
 pub const TABLE: &[OpDef] = &[

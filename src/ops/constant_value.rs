@@ -8,7 +8,7 @@ use crate::tensor::Tensor;
 /// The tensor a Constant node holds.
 pub fn constant_value(attrs: &Attrs) -> Result<Tensor, KernelError> {
     if let Some(p) = attrs.tensor("value") {
-        return Ok(crate::tensor::from_proto(p)?);
+        return Ok(crate::proto::from_proto(p)?);
     }
     if let Some(a) = attrs.get("value_float") {
         return Ok(Tensor::scalar(a.f()));

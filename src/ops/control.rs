@@ -1,8 +1,8 @@
 //! Control flow operators.
 
 use super::OpDef;
+use crate::ops::kernels::control as k;
 use crate::ops::shape_rules::control as s;
-use crate::runtime::kernels::control as k;
 
 #[rustfmt::skip]
 pub const TABLE: &[OpDef] = &[

@@ -1,9 +1,9 @@
 //! Elementwise operators.
 
 use super::OpDef;
+use crate::ops::kernels::cast as c;
+use crate::ops::kernels::elementwise as k;
 use crate::ops::shape_rules::elementwise as s;
-use crate::runtime::kernels::cast as c;
-use crate::runtime::kernels::elementwise as k;
 
 macro_rules! op {
     ($name:literal, $shape:expr, $kernel:expr) => {
@@ -98,20 +98,20 @@ pub const TABLE: &[OpDef] = &[
         op_type: "BitCast",
         since: 1,
         shape: Some(crate::ops::shape_rules::bit_cast::bit_cast),
-        kernel: Some(crate::runtime::kernels::bit_cast::bit_cast),
+        kernel: Some(crate::ops::kernels::bit_cast::bit_cast),
     },
     OpDef {
         domain: "",
         op_type: "Shrink",
         since: 1,
         shape: Some(crate::ops::shape_rules::same_as_input),
-        kernel: Some(crate::runtime::kernels::shrink::shrink),
+        kernel: Some(crate::ops::kernels::shrink::shrink),
     },
     OpDef {
         domain: "",
         op_type: "DynamicQuantizeLinear",
         since: 1,
         shape: Some(crate::ops::shape_rules::dynamic_quantize_linear::dynamic_quantize_linear),
-        kernel: Some(crate::runtime::kernels::dynamic_quantize_linear::dynamic_quantize_linear),
+        kernel: Some(crate::ops::kernels::dynamic_quantize_linear::dynamic_quantize_linear),
     },
 ];

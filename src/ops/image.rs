@@ -2,8 +2,8 @@
 //! GridSample, ImageDecoder, AffineGrid.
 
 use super::{image_decoder, OpDef};
+use crate::ops::kernels::image as k;
 use crate::ops::shape_rules::image as s;
-use crate::runtime::kernels::image as k;
 
 #[rustfmt::skip]
 pub const TABLE: &[OpDef] = &[

@@ -1,8 +1,8 @@
 //! Matrix products.
 
 use super::OpDef;
+use crate::ops::kernels::linalg as k;
 use crate::ops::shape_rules::linalg as s;
-use crate::runtime::kernels::linalg as k;
 
 pub const TABLE: &[OpDef] = &[
     OpDef {
@@ -45,6 +45,6 @@ pub const TABLE: &[OpDef] = &[
         op_type: "Det",
         since: 1,
         shape: Some(crate::ops::shape_rules::det::det),
-        kernel: Some(crate::runtime::kernels::det::det_op),
+        kernel: Some(crate::ops::kernels::det::det_op),
     },
 ];

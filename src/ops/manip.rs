@@ -1,9 +1,9 @@
 //! Tensor manipulation operators.
 
 use super::OpDef;
+use crate::ops::kernels::index as x;
+use crate::ops::kernels::manip as k;
 use crate::ops::shape_rules::manip as s;
-use crate::runtime::kernels::index as x;
-use crate::runtime::kernels::manip as k;
 
 macro_rules! op {
     ($name:literal, $shape:expr, $kernel:expr) => {
@@ -60,13 +60,13 @@ pub const TABLE: &[OpDef] = &[
         op_type: "CumProd",
         since: 1,
         shape: Some(crate::ops::shape_rules::same_as_input),
-        kernel: Some(crate::runtime::kernels::cum_prod::cum_prod),
+        kernel: Some(crate::ops::kernels::cum_prod::cum_prod),
     },
     OpDef {
         domain: "",
         op_type: "CenterCropPad",
         since: 1,
         shape: Some(crate::ops::shape_rules::center_crop_pad::center_crop_pad),
-        kernel: Some(crate::runtime::kernels::center_crop_pad::center_crop_pad),
+        kernel: Some(crate::ops::kernels::center_crop_pad::center_crop_pad),
     },
 ];

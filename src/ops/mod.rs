@@ -9,8 +9,10 @@
 //! The operator layer imports neither engine's machinery: the shape rules
 //! live here (`shape_rules/`, with what a rule sees in [`InferCtx`]), and so
 //! do [`KernelError`] and the operator meaning both engines share
-//! ([`einsum_equation`], [`slice_indices`], [`constant_value`]). The kernels
-//! are still in `runtime/kernels/` (the `ops <-> runtime` cycle).
+//! ([`einsum_equation`], [`slice_indices`], [`constant_value`]), the kernel
+//! interface ([`kernel`]) and the kernels ([`kernels`]). A kernel reaches
+//! the engine that runs it only through [`kernel::Subgraph`] and
+//! [`kernel::RunCtx`], which the runtime supplies.
 
 mod attention;
 mod attrs;
@@ -21,7 +23,10 @@ mod elementwise;
 mod image;
 mod image_decoder;
 mod infer_ctx;
+pub mod kernel;
 mod kernel_error;
+pub mod kernels;
+pub mod limits;
 mod linalg;
 mod loss;
 mod manip;
@@ -43,7 +48,7 @@ pub use infer_ctx::{InferCtx, ShapeError, ShapeRule, SymValue};
 pub use kernel_error::KernelError;
 
 use crate::proto::canonical_domain;
-use crate::runtime::KernelBuilder;
+use kernel::KernelBuilder;
 
 /// One operator: where it lives, how its shapes are inferred, how it runs.
 pub struct OpDef {

@@ -2,9 +2,9 @@
 //! pooling and convolutions.
 
 use super::OpDef;
+use crate::ops::kernels::conv as kc;
+use crate::ops::kernels::nn as k;
 use crate::ops::shape_rules::nn as s;
-use crate::runtime::kernels::conv as kc;
-use crate::runtime::kernels::nn as k;
 
 pub const TABLE: &[OpDef] = &[
     OpDef {
@@ -152,20 +152,20 @@ pub const TABLE: &[OpDef] = &[
         op_type: "MaxUnpool",
         since: 1,
         shape: Some(crate::ops::shape_rules::max_unpool::max_unpool),
-        kernel: Some(crate::runtime::kernels::max_unpool::max_unpool),
+        kernel: Some(crate::ops::kernels::max_unpool::max_unpool),
     },
     OpDef {
         domain: "",
         op_type: "Col2Im",
         since: 1,
         shape: Some(crate::ops::shape_rules::col2im::col2im),
-        kernel: Some(crate::runtime::kernels::col2im::col2im),
+        kernel: Some(crate::ops::kernels::col2im::col2im),
     },
     OpDef {
         domain: "",
         op_type: "DeformConv",
         since: 1,
         shape: Some(crate::ops::shape_rules::deform_conv::deform_conv),
-        kernel: Some(crate::runtime::kernels::deform_conv::deform_conv),
+        kernel: Some(crate::ops::kernels::deform_conv::deform_conv),
     },
 ];

@@ -1,8 +1,8 @@
 //! Random generators.
 
 use super::OpDef;
+use crate::ops::kernels::random as k;
 use crate::ops::shape_rules::random as s;
-use crate::runtime::kernels::random as k;
 
 #[rustfmt::skip]
 pub const TABLE: &[OpDef] = &[

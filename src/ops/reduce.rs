@@ -1,8 +1,8 @@
 //! Reductions.
 
 use super::OpDef;
+use crate::ops::kernels::reduce as k;
 use crate::ops::shape_rules::reduce as s;
-use crate::runtime::kernels::reduce as k;
 
 pub const TABLE: &[OpDef] = &[
     OpDef {

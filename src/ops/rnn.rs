@@ -1,8 +1,8 @@
 //! Recurrent network operators: RNN, GRU, LSTM.
 
 use super::OpDef;
+use crate::ops::kernels::rnn as k;
 use crate::ops::shape_rules::rnn as s;
-use crate::runtime::kernels::rnn as k;
 
 #[rustfmt::skip]
 pub const TABLE: &[OpDef] = &[

@@ -1,8 +1,8 @@
 //! Sequence and optional operators.
 
 use super::OpDef;
+use crate::ops::kernels::sequence as k;
 use crate::ops::shape_rules::sequence as s;
-use crate::runtime::kernels::sequence as k;
 
 #[rustfmt::skip]
 pub const TABLE: &[OpDef] = &[

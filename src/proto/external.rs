@@ -212,8 +212,8 @@ pub fn externalize(
     // values in typed fields (as parsed from text) become raw bytes first
     for t in tensors.iter_mut() {
         if t.raw_data.is_none() && t.data_type() != 8 {
-            if let Ok(v) = crate::tensor::from_proto(t) {
-                let raw = crate::tensor::to_proto(&v, "").raw_data;
+            if let Ok(v) = crate::proto::from_proto(t) {
+                let raw = crate::proto::to_proto(&v, "").raw_data;
                 if raw.as_ref().is_some_and(|r| r.len() >= threshold) {
                     t.float_data.clear();
                     t.double_data.clear();

@@ -6,9 +6,14 @@
 mod generated {
     include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
 }
+mod convert;
 mod domain;
 mod external;
 
+pub use convert::{
+    from_proto, map_from_proto, optional_from_proto, raw_to_typed, sequence_from_proto, to_proto,
+    value_from_pb_bytes, PbKind,
+};
 pub use domain::{canonical_domain, display_domain};
 pub use external::{resolve_external_data, write_model_files, ExternalOptions, PendingData};
 pub use generated::*;

@@ -6,7 +6,8 @@
 use super::plan::{Plan, RunOptions};
 use super::tolerance::{compare_values, Tolerance};
 use crate::proto::{self, type_proto::Value as TV, TypeProto};
-use crate::tensor::{value_from_pb_bytes, PbKind, Value};
+use crate::proto::{value_from_pb_bytes, PbKind};
+use crate::tensor::Value;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

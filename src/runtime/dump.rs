@@ -130,7 +130,7 @@ impl DumpWriter {
         let mut pb_file = None;
         if self.pb || npy.is_none() {
             let f = format!("{stem}.pb");
-            let bytes = tensor::to_proto(t, name).encode_to_vec();
+            let bytes = crate::proto::to_proto(t, name).encode_to_vec();
             self.put(&f, &bytes)
                 .map_err(|e| format!("writing '{name}': {e}"))?;
             pb_file = Some(f);
@@ -235,7 +235,7 @@ pub fn read_entry(dir: &Path, e: &ManifestEntry) -> Result<Tensor, String> {
     let path = dir.join(&e.file);
     let bytes = std::fs::read(&path).map_err(|err| format!("{}: {err}", path.display()))?;
     let t = if e.file.ends_with(".pb") {
-        match tensor::value_from_pb_bytes(&bytes, tensor::PbKind::Tensor) {
+        match crate::proto::value_from_pb_bytes(&bytes, crate::proto::PbKind::Tensor) {
             Ok(crate::tensor::Value::Tensor(t)) => t,
             Ok(other) => {
                 return Err(format!(

@@ -10,17 +10,21 @@ pub mod debug;
 pub mod dump;
 pub mod events;
 mod inline;
-pub mod kernel;
-pub mod kernels;
-pub mod limits;
+
 mod passes;
 mod plan;
 pub mod random_draws;
 pub mod tolerance;
 pub mod usage;
 
+#[cfg(test)]
+mod control_flow_tests;
+
+pub use crate::ops::kernel::{Kernel, KernelBuilder, KernelError, NodeInfo, RunCtx};
 pub use events::{Event, EventAction, EventKind, EventNode};
-pub use kernel::{Kernel, KernelBuilder, KernelError, NodeInfo, RunCtx};
+// the kernel interface and the kernels moved to ops/; these names keep
+// the plan, the passes and the shell's paths working
+pub use crate::ops::{kernel, kernels, limits};
 pub use plan::{
     Plan, PlanError, PlanRow, PlannedNode, RunError, RunOptions, RunResult, ValueObserver,
 };

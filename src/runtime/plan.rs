@@ -1,13 +1,13 @@
 //! The plan (built once per model) and the executor.
 
 use super::events::{Event, EventAction, EventKind, EventNode};
-use super::kernel::{Kernel, KernelError, NodeInfo, RunCtx};
 use crate::graph::{implicit_inputs, NodeLabel, Opsets, Schedule};
+use crate::ops::kernel::{Kernel, KernelError, NodeInfo, Part, RunCtx, Subgraph};
 use crate::ops::{self, Attrs};
 use crate::proto::{
     canonical_domain, display_domain, GraphProto, ModelProto, NodeProto, TypeProto,
 };
-use crate::tensor::{self, DataType, Value};
+use crate::tensor::{DataType, Value};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
@@ -166,16 +166,6 @@ pub struct PlanRow {
     pub outputs: Vec<String>,
 }
 
-/// Which steps a partial run of a subgraph executes (loop-invariant
-/// hoisting, see [`Plan::hoisting`]).
-#[derive(Clone, Copy)]
-pub(crate) enum Part<'a> {
-    /// Only the hoisted steps; no outputs are collected.
-    Invariant(&'a [bool]),
-    /// Every other step, the hoisted results read from the map.
-    Variant(&'a [bool], &'a HashMap<String, Value>),
-}
-
 impl Step {
     /// Where the debugger's hook sees this step.
     fn at<'a>(&'a self, position: usize, depth: usize, scope: &'a str) -> super::debug::At<'a> {
@@ -285,10 +275,11 @@ fn build_steps(
                 n.op_type()
             ))
         })?;
-        let compile = |g: &GraphProto| -> Result<Arc<Plan>, KernelError> {
-            Plan::for_graph(g, opsets, true)
-                .map(Arc::new)
-                .map_err(|e| KernelError(e.0))
+        let compile = |g: &GraphProto| -> Result<Arc<dyn Subgraph>, KernelError> {
+            match Plan::for_graph(g, opsets, true) {
+                Ok(p) => Ok(Arc::new(p)),
+                Err(e) => Err(KernelError(e.0)),
+            }
         };
         let mistyped = std::cell::Cell::new(None);
         let info = NodeInfo {
@@ -299,7 +290,7 @@ fn build_steps(
         };
         let epilogue = fusion.and_then(|f| f.epilogue.get(k).cloned().flatten());
         let built = match epilogue {
-            Some(e) => super::kernels::conv::conv_fused(&info, Some(e)),
+            Some(e) => crate::ops::kernels::conv::conv_fused(&info, Some(e)),
             None => builder(&info),
         };
         // an attribute of another type than the operator reads refuses the
@@ -391,7 +382,7 @@ impl Plan {
         let mut init_values = HashMap::with_capacity(graph.initializer.len());
         let mut init_names = HashSet::new();
         for t in &graph.initializer {
-            let v = tensor::from_proto(t)
+            let v = crate::proto::from_proto(t)
                 .map_err(|e| PlanError(format!("initializer '{}': {e}", t.name())))?;
             init_names.insert(t.name().to_string());
             // a name given twice keeps its last value (as a lookup by name
@@ -464,7 +455,15 @@ impl Plan {
     /// unchanged), names from enclosing scopes, the body's initializers and
     /// the results of such steps; deterministic operators without subgraphs
     /// only. `None` when no step qualifies.
-    pub(crate) fn hoisting(&self, invariant: &[String]) -> Option<super::kernel::Hoisting> {
+    /// The plan a kernel hands back as a [`Subgraph`] (every subgraph this
+    /// runtime compiles is a plan).
+    fn of_subgraph(sub: &dyn Subgraph) -> Result<&Plan, KernelError> {
+        sub.as_any()
+            .downcast_ref::<Plan>()
+            .ok_or_else(|| KernelError::new("a subgraph compiled by another engine"))
+    }
+
+    pub(crate) fn hoisting(&self, invariant: &[String]) -> Option<crate::ops::kernel::Hoisting> {
         let produced: HashSet<&str> = self
             .full
             .steps
@@ -479,7 +478,7 @@ impl Plan {
             .filter(|n| !invariant.iter().any(|i| i == n) || produced.contains(n))
             .chain(produced.iter().copied())
             .collect();
-        let mut hoist = super::kernel::Hoisting::default();
+        let mut hoist = crate::ops::kernel::Hoisting::default();
         for step in &self.full.steps {
             let ok = !step.nested
                 && !is_nondeterministic(&step.op_type)
@@ -907,26 +906,29 @@ impl Plan {
                 };
                 let mut sub_events: Vec<Event> = Vec::new();
                 let want_events = log.is_some();
-                let mut runner =
-                    |plan: &Plan, ins: Vec<(String, Value)>| -> Result<Vec<Value>, KernelError> {
-                        let mut sub_log = want_events.then_some(&mut sub_events);
-                        let (outs, _) = plan.exec(
-                            ins,
-                            &scopes,
-                            opts,
-                            &mut sub_log,
-                            depth + 1,
-                            &child_scope,
-                            None,
-                        )?;
-                        Ok(outs.into_iter().map(|(_, v)| v).collect())
-                    };
+                let mut runner = |sub: &dyn Subgraph,
+                                  ins: Vec<(String, Value)>|
+                 -> Result<Vec<Value>, KernelError> {
+                    let plan = Plan::of_subgraph(sub)?;
+                    let mut sub_log = want_events.then_some(&mut sub_events);
+                    let (outs, _) = plan.exec(
+                        ins,
+                        &scopes,
+                        opts,
+                        &mut sub_log,
+                        depth + 1,
+                        &child_scope,
+                        None,
+                    )?;
+                    Ok(outs.into_iter().map(|(_, v)| v).collect())
+                };
                 // partial runs skip steps: only when nothing observes them
                 let quiet = !want_events && opts.debug.is_none() && opts.on_value.is_none();
-                let mut parts = |plan: &Plan,
+                let mut parts = |sub: &dyn Subgraph,
                                  ins: Vec<(String, Value)>,
                                  part: Part|
                  -> Result<(Vec<Value>, HashMap<String, Value>), KernelError> {
+                    let plan = Plan::of_subgraph(sub)?;
                     let (outs, values) =
                         plan.exec(ins, &scopes, opts, &mut None, depth + 1, &child_scope, Some(part))?;
                     Ok((outs.into_iter().map(|(_, v)| v).collect(), values))
@@ -1129,5 +1131,19 @@ fn check_input(decl: &InputDecl, v: &Value) -> Result<(), RunError> {
             other.describe()
         ))),
         _ => Ok(()),
+    }
+}
+
+impl Subgraph for Plan {
+    fn input_names(&self) -> &[String] {
+        Plan::input_names(self)
+    }
+
+    fn hoisting(&self, invariant: &[String]) -> Option<crate::ops::kernel::Hoisting> {
+        Plan::hoisting(self, invariant)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }

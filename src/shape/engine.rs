@@ -9,7 +9,7 @@ use crate::ops::{InferCtx, ShapeError, SymValue};
 use crate::proto::{
     canonical_domain, FunctionProto, GraphProto, ModelProto, NodeProto, ValueInfoProto,
 };
-use crate::tensor::{self, DataType};
+use crate::tensor::DataType;
 use crate::value_type::{Dim, TypeInfo};
 use serde::Serialize;
 use std::cell::Cell;
@@ -186,7 +186,7 @@ fn sym_value_of(t: &crate::proto::TensorProto) -> Option<SymValue> {
     if n as usize > SymValue::MAX_TRACKED {
         return None;
     }
-    SymValue::of_tensor(&tensor::from_proto(t).ok()?)
+    SymValue::of_tensor(&crate::proto::from_proto(t).ok()?)
 }
 
 /// The order the nodes of `g` are inferred in: topological (the order the

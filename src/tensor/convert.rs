@@ -1,8 +1,9 @@
-//! Conversion between [`Tensor`] and `TensorProto` (raw and typed fields),
-//! and the backend-test containers (SequenceProto, OptionalProto).
+//! A tensor from and to its little-endian bytes (the `raw_data` form of
+//! ONNX and `.npy`), using loaded bytes in place when it can; the value of
+//! one code of a small type; joining tensors. `proto` builds and reads the
+//! protobuf messages on top of these.
 
-use super::{DataType, Elem, Map, Tensor, Value};
-use crate::proto::{MapProto, OptionalProto, SequenceProto, TensorProto};
+use super::{DataType, Elem, Tensor};
 use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn};
 use std::fmt;
@@ -31,47 +32,18 @@ impl fmt::Display for TensorError {
 
 impl std::error::Error for TensorError {}
 
-fn shape_of(p: &TensorProto) -> Result<Vec<usize>, TensorError> {
-    let mut total: usize = 1;
-    let mut out = Vec::with_capacity(p.dims.len());
-    for &d in &p.dims {
-        if d < 0 {
-            return Err(TensorError::new(format!(
-                "tensor '{}' has a negative dimension {d}",
-                p.name()
-            )));
-        }
-        let d = usize::try_from(d).map_err(|_| TensorError::new("dimension too large"))?;
-        total = total.checked_mul(d).ok_or_else(|| {
-            TensorError::new(format!(
-                "tensor '{}' has an absurd shape {:?}",
-                p.name(),
-                p.dims
-            ))
-        })?;
-        out.push(d);
+/// The bytes `n` elements of `dt` take in little-endian form: 4- and 2-bit
+/// types packed two and four to a byte. `None` for types without a byte
+/// form (strings, undefined) and for a count whose bytes overflow.
+pub fn raw_byte_len(dt: DataType, n: usize) -> Option<usize> {
+    match dt {
+        DataType::Int4 | DataType::Uint4 | DataType::Float4E2M1 => Some(n.div_ceil(2)),
+        DataType::Int2 | DataType::Uint2 => Some(n.div_ceil(4)),
+        _ => dt.byte_size()?.checked_mul(n),
     }
-    Ok(out)
 }
 
-fn check_count(p: &TensorProto, got: usize, want: usize, field: &str) -> Result<(), TensorError> {
-    if got != want {
-        return Err(TensorError::new(format!(
-            "tensor '{}' of shape {:?} needs {want} values, {field} holds {got}",
-            p.name(),
-            p.dims
-        )));
-    }
-    Ok(())
-}
-
-fn from_raw<T, const N: usize>(
-    p: &TensorProto,
-    raw: &[u8],
-    n: usize,
-    f: impl Fn([u8; N]) -> T,
-) -> Result<Vec<T>, TensorError> {
-    check_count(p, raw.len(), n * N, "raw_data (bytes)")?;
+fn from_raw<T, const N: usize>(raw: &[u8], n: usize, f: impl Fn([u8; N]) -> T) -> Vec<T> {
     // copied block by block; a block of a mapped file is given back to the
     // system once copied (with the block before it, for the page they share),
     // so a weight is not held twice while it is converted or afterwards
@@ -82,301 +54,169 @@ fn from_raw<T, const N: usize>(
     let mut at = 0;
     while at < raw.len() {
         let end = (at + step).min(raw.len());
-        out.extend(
-            raw[at..end]
-                .chunks_exact(N)
-                .map(|c| f(c.try_into().expect("chunk of N bytes"))),
-        );
+        out.extend(raw[at..end].chunks_exact(N).map(|c| {
+            let mut b = [0u8; N];
+            b.copy_from_slice(c);
+            f(b)
+        }));
         if raw.len() >= 1 << 16 {
             crate::files::release_mapped_pages(&raw[prev..end]);
         }
         prev = at;
         at = end;
     }
-    Ok(out)
+    out
 }
 
 /// [`from_raw`] for element types stored as they are in memory: the
 /// tensor uses the loaded bytes in place when it can (see
 /// [`super::mapped`]), and copies them otherwise.
 fn from_raw_plain<T: super::mapped::Plain, const N: usize>(
-    p: &TensorProto,
     raw: &bytes::Bytes,
     n: usize,
     f: impl Fn([u8; N]) -> T,
-) -> Result<Vec<T>, TensorError> {
-    check_count(p, raw.len(), n * N, "raw_data (bytes)")?;
+) -> Vec<T> {
     if std::mem::size_of::<T>() == N {
         if let Some(v) = super::mapped::adopt(raw) {
-            return Ok(v);
+            return v;
         }
     }
-    from_raw(p, raw, n, f)
+    from_raw(raw, n, f)
 }
 
-fn arr<T>(shape: &[usize], v: Vec<T>) -> ArrayD<T> {
-    ArrayD::from_shape_vec(IxDyn(shape), v).expect("element count checked")
+fn arr<T>(shape: &[usize], v: Vec<T>) -> Result<ArrayD<T>, TensorError> {
+    ArrayD::from_shape_vec(IxDyn(shape), v)
+        .map_err(|e| TensorError::new(format!("shape {shape:?}: {e}")))
 }
 
-/// Decodes a `TensorProto` whose data is inline (`raw_data` or typed
-/// fields). External data must have been resolved into `raw_data` first
-/// (see `proto::resolve_external_data`).
-pub fn from_proto(p: &TensorProto) -> Result<Tensor, TensorError> {
-    if p.segment.is_some() {
-        return Err(TensorError::new(format!(
-            "tensor '{}' is segmented; segmented tensors are not supported",
-            p.name()
-        )));
-    }
-    if p.data_location == Some(1) && p.raw_data.is_none() {
-        return Err(TensorError::new(format!(
-            "tensor '{}' keeps its data in an external file that was not loaded",
-            p.name()
-        )));
-    }
-    let code = p.data_type();
-    let dt = DataType::from_code(code).ok_or_else(|| {
-        TensorError::new(format!(
-            "tensor '{}' has unknown data type {code}",
-            p.name()
-        ))
-    })?;
-    let shape = shape_of(p)?;
-    // ndarray refuses shapes whose nonzero dims multiply past isize::MAX,
-    // even with a zero dim (`[0, 2^62, 4]`): refuse them here, with a name
-    let nonzero = shape
-        .iter()
-        .filter(|&&d| d != 0)
-        .try_fold(1usize, |a, &d| a.checked_mul(d))
-        .filter(|&m| m <= isize::MAX as usize);
-    if nonzero.is_none() {
-        return Err(TensorError::new(format!(
-            "tensor '{}' has dims {:?} whose product overflows",
-            p.name(),
-            p.dims
-        )));
-    }
-    let n: usize = shape.iter().product();
-    let raw = p.raw_data.as_ref();
-    macro_rules! typed {
-        ($field:ident, $conv:expr) => {{
-            check_count(p, p.$field.len(), n, stringify!($field))?;
-            p.$field.iter().map($conv).collect::<Vec<_>>()
-        }};
-    }
-    Ok(match dt {
-        DataType::Float => Tensor::F32(arr(
-            &shape,
-            match raw {
-                Some(r) => from_raw_plain(p, r, n, f32::from_le_bytes)?,
-                None => typed!(float_data, |&v| v),
-            },
-        )),
-        DataType::Double => Tensor::F64(arr(
-            &shape,
-            match raw {
-                Some(r) => from_raw_plain(p, r, n, f64::from_le_bytes)?,
-                None => typed!(double_data, |&v| v),
-            },
-        )),
-        DataType::Float16 => Tensor::F16(arr(
-            &shape,
-            match raw {
-                Some(r) => from_raw_plain(p, r, n, |b| f16::from_bits(u16::from_le_bytes(b)))?,
-                None => typed!(int32_data, |&v| f16::from_bits(v as u16)),
-            },
-        )),
-        DataType::Bfloat16 => Tensor::BF16(arr(
-            &shape,
-            match raw {
-                Some(r) => from_raw_plain(p, r, n, |b| bf16::from_bits(u16::from_le_bytes(b)))?,
-                None => typed!(int32_data, |&v| bf16::from_bits(v as u16)),
-            },
-        )),
-        DataType::Int8 => Tensor::I8(arr(
-            &shape,
-            match raw {
-                Some(r) => from_raw_plain(p, r, n, i8::from_le_bytes)?,
-                None => typed!(int32_data, |&v| v as i8),
-            },
-        )),
-        DataType::Int16 => Tensor::I16(arr(
-            &shape,
-            match raw {
-                Some(r) => from_raw_plain(p, r, n, i16::from_le_bytes)?,
-                None => typed!(int32_data, |&v| v as i16),
-            },
-        )),
-        DataType::Int32 => Tensor::I32(arr(
-            &shape,
-            match raw {
-                Some(r) => from_raw_plain(p, r, n, i32::from_le_bytes)?,
-                None => typed!(int32_data, |&v| v),
-            },
-        )),
-        DataType::Int64 => Tensor::I64(arr(
-            &shape,
-            match raw {
-                Some(r) => from_raw_plain(p, r, n, i64::from_le_bytes)?,
-                None => typed!(int64_data, |&v| v),
-            },
-        )),
-        DataType::Uint8 => Tensor::U8(arr(
-            &shape,
-            match raw {
-                Some(r) => from_raw_plain(p, r, n, u8::from_le_bytes)?,
-                None => typed!(int32_data, |&v| v as u8),
-            },
-        )),
-        DataType::Uint16 => Tensor::U16(arr(
-            &shape,
-            match raw {
-                Some(r) => from_raw_plain(p, r, n, u16::from_le_bytes)?,
-                None => typed!(int32_data, |&v| v as u16),
-            },
-        )),
-        DataType::Uint32 => Tensor::U32(arr(
-            &shape,
-            match raw {
-                Some(r) => from_raw_plain(p, r, n, u32::from_le_bytes)?,
-                None => typed!(uint64_data, |&v| v as u32),
-            },
-        )),
-        DataType::Uint64 => Tensor::U64(arr(
-            &shape,
-            match raw {
-                Some(r) => from_raw_plain(p, r, n, u64::from_le_bytes)?,
-                None => typed!(uint64_data, |&v| v),
-            },
-        )),
-        DataType::Bool => Tensor::Bool(arr(
-            &shape,
-            match raw {
-                Some(r) => from_raw(p, r, n, |b: [u8; 1]| b[0] != 0)?,
-                None => typed!(int32_data, |&v| v != 0),
-            },
-        )),
-        DataType::String => {
-            check_count(p, p.string_data.len(), n, "string_data")?;
-            Tensor::Str(arr(
-                &shape,
-                p.string_data
-                    .iter()
-                    .map(|s| String::from_utf8_lossy(s).into_owned())
-                    .collect(),
-            ))
-        }
-        DataType::Float8E4M3FN
-        | DataType::Float8E4M3FNUZ
-        | DataType::Float8E5M2
-        | DataType::Float8E5M2FNUZ
-        | DataType::Float8E8M0 => Tensor::Small {
-            dtype: dt,
-            data: arr(
-                &shape,
-                match raw {
-                    Some(r) => from_raw(p, r, n, |b: [u8; 1]| b[0])?,
-                    None => typed!(int32_data, |&v| v as u8),
-                },
-            ),
-        },
-        DataType::Int4 | DataType::Uint4 | DataType::Float4E2M1 => {
-            let bytes: Vec<u8> = match raw {
-                Some(r) => r.to_vec(),
-                None => p.int32_data.iter().map(|&v| v as u8).collect(),
-            };
-            check_count(p, bytes.len(), n.div_ceil(2), "packed 4-bit data (bytes)")?;
-            let codes = (0..n)
-                .map(|i| (bytes[i / 2] >> ((i % 2) * 4)) & 0x0f)
-                .collect();
-            Tensor::Small {
-                dtype: dt,
-                data: arr(&shape, codes),
-            }
-        }
-        DataType::Int2 | DataType::Uint2 => {
-            let bytes: Vec<u8> = match raw {
-                Some(r) => r.to_vec(),
-                None => p.int32_data.iter().map(|&v| v as u8).collect(),
-            };
-            check_count(p, bytes.len(), n.div_ceil(4), "packed 2-bit data (bytes)")?;
-            let codes = (0..n)
-                .map(|i| (bytes[i / 4] >> ((i % 4) * 2)) & 0x03)
-                .collect();
-            Tensor::Small {
-                dtype: dt,
-                data: arr(&shape, codes),
-            }
-        }
-        other => {
+impl Tensor {
+    /// The tensor of element type `dtype` and `shape` whose elements are
+    /// `raw`, little-endian in C order (4- and 2-bit types packed low bits
+    /// first). Plain numeric elements use `raw` in place when it is large
+    /// and aligned enough (see [`super::mapped`]); others are copied.
+    pub fn from_le_bytes(
+        dtype: DataType,
+        shape: &[usize],
+        raw: &bytes::Bytes,
+    ) -> Result<Tensor, TensorError> {
+        let n = shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .ok_or_else(|| TensorError::new(format!("shape {shape:?} is too large")))?;
+        let want = raw_byte_len(dtype, n)
+            .ok_or_else(|| TensorError::new(format!("element type {dtype} is not supported")))?;
+        if raw.len() != want {
             return Err(TensorError::new(format!(
-                "tensor '{}': element type {other} is not supported",
-                p.name()
-            )))
+                "{dtype} tensor of shape {shape:?} needs {want} bytes, got {}",
+                raw.len()
+            )));
         }
-    })
+        let r = raw;
+        Ok(match dtype {
+            DataType::Float => Tensor::F32(arr(shape, from_raw_plain(r, n, f32::from_le_bytes))?),
+            DataType::Double => Tensor::F64(arr(shape, from_raw_plain(r, n, f64::from_le_bytes))?),
+            DataType::Float16 => Tensor::F16(arr(
+                shape,
+                from_raw_plain(r, n, |b| f16::from_bits(u16::from_le_bytes(b))),
+            )?),
+            DataType::Bfloat16 => Tensor::BF16(arr(
+                shape,
+                from_raw_plain(r, n, |b| bf16::from_bits(u16::from_le_bytes(b))),
+            )?),
+            DataType::Int8 => Tensor::I8(arr(shape, from_raw_plain(r, n, i8::from_le_bytes))?),
+            DataType::Int16 => Tensor::I16(arr(shape, from_raw_plain(r, n, i16::from_le_bytes))?),
+            DataType::Int32 => Tensor::I32(arr(shape, from_raw_plain(r, n, i32::from_le_bytes))?),
+            DataType::Int64 => Tensor::I64(arr(shape, from_raw_plain(r, n, i64::from_le_bytes))?),
+            DataType::Uint8 => Tensor::U8(arr(shape, from_raw_plain(r, n, u8::from_le_bytes))?),
+            DataType::Uint16 => Tensor::U16(arr(shape, from_raw_plain(r, n, u16::from_le_bytes))?),
+            DataType::Uint32 => Tensor::U32(arr(shape, from_raw_plain(r, n, u32::from_le_bytes))?),
+            DataType::Uint64 => Tensor::U64(arr(shape, from_raw_plain(r, n, u64::from_le_bytes))?),
+            DataType::Bool => Tensor::Bool(arr(shape, from_raw(r, n, |b: [u8; 1]| b[0] != 0))?),
+            DataType::Float8E4M3FN
+            | DataType::Float8E4M3FNUZ
+            | DataType::Float8E5M2
+            | DataType::Float8E5M2FNUZ
+            | DataType::Float8E8M0 => Tensor::Small {
+                dtype,
+                data: arr(shape, from_raw(r, n, |b: [u8; 1]| b[0]))?,
+            },
+            DataType::Int4 | DataType::Uint4 | DataType::Float4E2M1 => Tensor::Small {
+                dtype,
+                data: arr(shape, unpack(r, n, 4))?,
+            },
+            DataType::Int2 | DataType::Uint2 => Tensor::Small {
+                dtype,
+                data: arr(shape, unpack(r, n, 2))?,
+            },
+            other => {
+                return Err(TensorError::new(format!(
+                    "element type {other} is not supported"
+                )))
+            }
+        })
+    }
+
+    /// The elements as little-endian bytes in C order (4- and 2-bit types
+    /// packed low bits first), the inverse of [`Tensor::from_le_bytes`];
+    /// `None` for strings, which have no byte form.
+    pub fn to_le_bytes(&self) -> Option<Vec<u8>> {
+        fn raw<T: Copy, const N: usize>(a: &ArrayD<T>, f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+            let mut out = Vec::with_capacity(a.len() * N);
+            for &v in a.iter() {
+                out.extend_from_slice(&f(v));
+            }
+            out
+        }
+        Some(match self {
+            Tensor::F32(a) => raw(a, f32::to_le_bytes),
+            Tensor::F64(a) => raw(a, f64::to_le_bytes),
+            Tensor::F16(a) => raw(a, |v| v.to_bits().to_le_bytes()),
+            Tensor::BF16(a) => raw(a, |v| v.to_bits().to_le_bytes()),
+            Tensor::I8(a) => raw(a, i8::to_le_bytes),
+            Tensor::I16(a) => raw(a, i16::to_le_bytes),
+            Tensor::I32(a) => raw(a, i32::to_le_bytes),
+            Tensor::I64(a) => raw(a, i64::to_le_bytes),
+            Tensor::U8(a) => raw(a, u8::to_le_bytes),
+            Tensor::U16(a) => raw(a, u16::to_le_bytes),
+            Tensor::U32(a) => raw(a, u32::to_le_bytes),
+            Tensor::U64(a) => raw(a, u64::to_le_bytes),
+            Tensor::Bool(a) => raw(a, |v| [v as u8]),
+            Tensor::Str(_) => return None,
+            Tensor::Small { dtype, data } => match dtype {
+                DataType::Int4 | DataType::Uint4 | DataType::Float4E2M1 => {
+                    let codes: Vec<u8> = data.iter().copied().collect();
+                    codes
+                        .chunks(2)
+                        .map(|c| (c[0] & 0x0f) | (c.get(1).copied().unwrap_or(0) << 4))
+                        .collect()
+                }
+                DataType::Int2 | DataType::Uint2 => {
+                    let codes: Vec<u8> = data.iter().copied().collect();
+                    codes
+                        .chunks(4)
+                        .map(|c| {
+                            c.iter()
+                                .enumerate()
+                                .fold(0u8, |acc, (i, &v)| acc | ((v & 3) << (2 * i)))
+                        })
+                        .collect()
+                }
+                _ => data.iter().copied().collect(),
+            },
+        })
+    }
 }
 
-/// Encodes a tensor as a `TensorProto` (numbers in `raw_data`, strings in
-/// `string_data`).
-pub fn to_proto(t: &Tensor, name: &str) -> TensorProto {
-    let mut p = TensorProto {
-        dims: t.shape().iter().map(|&d| d as i64).collect(),
-        data_type: Some(t.dtype().code()),
-        ..Default::default()
-    };
-    if !name.is_empty() {
-        p.name = Some(name.to_string());
-    }
-    fn raw<T: Copy, const N: usize>(a: &ArrayD<T>, f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(a.len() * N);
-        for &v in a.iter() {
-            out.extend_from_slice(&f(v));
-        }
-        out
-    }
-    let bytes = match t {
-        Tensor::F32(a) => raw(a, f32::to_le_bytes),
-        Tensor::F64(a) => raw(a, f64::to_le_bytes),
-        Tensor::F16(a) => raw(a, |v| v.to_bits().to_le_bytes()),
-        Tensor::BF16(a) => raw(a, |v| v.to_bits().to_le_bytes()),
-        Tensor::I8(a) => raw(a, i8::to_le_bytes),
-        Tensor::I16(a) => raw(a, i16::to_le_bytes),
-        Tensor::I32(a) => raw(a, i32::to_le_bytes),
-        Tensor::I64(a) => raw(a, i64::to_le_bytes),
-        Tensor::U8(a) => raw(a, u8::to_le_bytes),
-        Tensor::U16(a) => raw(a, u16::to_le_bytes),
-        Tensor::U32(a) => raw(a, u32::to_le_bytes),
-        Tensor::U64(a) => raw(a, u64::to_le_bytes),
-        Tensor::Bool(a) => raw(a, |v| [v as u8]),
-        Tensor::Str(a) => {
-            p.string_data = a.iter().map(|s| s.as_bytes().to_vec()).collect();
-            return p;
-        }
-        Tensor::Small { dtype, data } => match dtype {
-            DataType::Int4 | DataType::Uint4 | DataType::Float4E2M1 => {
-                let codes: Vec<u8> = data.iter().copied().collect();
-                codes
-                    .chunks(2)
-                    .map(|c| (c[0] & 0x0f) | (c.get(1).copied().unwrap_or(0) << 4))
-                    .collect()
-            }
-            DataType::Int2 | DataType::Uint2 => {
-                let codes: Vec<u8> = data.iter().copied().collect();
-                codes
-                    .chunks(4)
-                    .map(|c| {
-                        c.iter()
-                            .enumerate()
-                            .fold(0u8, |acc, (i, &v)| acc | ((v & 3) << (2 * i)))
-                    })
-                    .collect()
-            }
-            _ => data.iter().copied().collect(),
-        },
-    };
-    p.raw_data = Some(bytes.into());
-    p
+/// `n` codes of `bits` bits each (4 or 2), packed low bits first in `bytes`
+/// (which holds at least `n * bits / 8` rounded up).
+pub fn unpack(bytes: &[u8], n: usize, bits: usize) -> Vec<u8> {
+    let per = 8 / bits;
+    let mask = ((1u16 << bits) - 1) as u8;
+    bytes
+        .iter()
+        .flat_map(|&b| (0..per).map(move |k| (b >> (k * bits)) & mask))
+        .take(n)
+        .collect()
 }
 
 /// The value of one code of a small type (float8, float4, int4, int2...).
@@ -447,122 +287,6 @@ fn minifloat(c: u8, ebits: u32, mbits: u32, bias: i32, _inf: bool, nan: MiniNan)
     }
 }
 
-/// Decodes a serialized `SequenceProto` of tensors or of maps.
-pub fn sequence_from_proto(s: &SequenceProto) -> Result<Value, TensorError> {
-    if !s.map_values.is_empty() {
-        if !s.tensor_values.is_empty() {
-            return Err(TensorError::new("a sequence mixes tensors and maps"));
-        }
-        let items = s
-            .map_values
-            .iter()
-            .enumerate()
-            .map(|(i, m)| map_from_proto(m).map_err(|e| TensorError::new(format!("map {i}: {e}"))))
-            .collect::<Result<Vec<_>, _>>()?;
-        let (key_type, value_type) = items
-            .first()
-            .map(|m| (m.key_type(), m.value_type()))
-            .unwrap_or((DataType::Undefined, DataType::Undefined));
-        if let Some((i, m)) = items
-            .iter()
-            .enumerate()
-            .find(|(_, m)| (m.key_type(), m.value_type()) != (key_type, value_type))
-        {
-            return Err(TensorError::new(format!(
-                "map {i} is map({}, {}), map 0 is map({key_type}, {value_type})",
-                m.key_type(),
-                m.value_type()
-            )));
-        }
-        return Ok(Value::MapSequence {
-            key_type,
-            value_type,
-            items,
-        });
-    }
-    if !s.sequence_values.is_empty() || !s.optional_values.is_empty() {
-        return Err(TensorError::new(
-            "sequences of sequences or optionals are not supported",
-        ));
-    }
-    let items = s
-        .tensor_values
-        .iter()
-        .map(from_proto)
-        .collect::<Result<Vec<_>, _>>()?;
-    let elem_type = items
-        .first()
-        .map(|t| t.dtype())
-        .unwrap_or(DataType::Undefined);
-    Ok(Value::Sequence { elem_type, items })
-}
-
-/// Decodes a `MapProto`: int64 (or other integer) or string keys, and values
-/// given as a sequence of scalar tensors (or one tensor of every value).
-pub fn map_from_proto(m: &MapProto) -> Result<Map, TensorError> {
-    let key_type = DataType::from_code(m.key_type()).unwrap_or(DataType::Undefined);
-    let keys = match key_type {
-        DataType::String => Tensor::from_vec(
-            &[m.string_keys.len()],
-            m.string_keys
-                .iter()
-                .map(|k| String::from_utf8_lossy(k).into_owned())
-                .collect(),
-        )?,
-        DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::Uint8
-        | DataType::Uint16
-        | DataType::Uint32
-        | DataType::Uint64 => Tensor::from_vec(&[m.keys.len()], m.keys.clone())?,
-        other => {
-            return Err(TensorError::new(format!(
-                "map keys must be an integer type or string, got {other}"
-            )))
-        }
-    };
-    let Some(vals) = &m.values else {
-        return Err(TensorError::new("the map has no values"));
-    };
-    if !vals.map_values.is_empty() || !vals.sequence_values.is_empty() {
-        return Err(TensorError::new(
-            "maps whose values are maps or sequences are not supported",
-        ));
-    }
-    let parts = vals
-        .tensor_values
-        .iter()
-        .map(from_proto)
-        .collect::<Result<Vec<_>, _>>()?;
-    let values = concat_scalars(&parts, keys.len())?;
-    Map::new(keys, values)
-}
-
-/// One rank-1 tensor of the elements of `parts` (scalars, one per key, or a
-/// single tensor holding every value), all of one element type.
-fn concat_scalars(parts: &[Tensor], n: usize) -> Result<Tensor, TensorError> {
-    let Some(first) = parts.first() else {
-        return Tensor::zeros(DataType::Float, &[0]);
-    };
-    if let Some(t) = parts.iter().find(|t| t.dtype() != first.dtype()) {
-        return Err(TensorError::new(format!(
-            "map values mix {} and {}",
-            first.dtype(),
-            t.dtype()
-        )));
-    }
-    let total: usize = parts.iter().map(|t| t.len()).sum();
-    if total != n {
-        return Err(TensorError::new(format!("{n} keys but {total} values")));
-    }
-    if let [only] = parts {
-        return only.reshape(&[n]);
-    }
-    concat_flat(parts)
-}
-
 /// The elements of `parts` (all of one element type, any shapes), in order,
 /// as one rank-1 tensor.
 pub fn concat_flat(parts: &[Tensor]) -> Result<Tensor, TensorError> {
@@ -604,186 +328,57 @@ pub fn concat_flat(parts: &[Tensor]) -> Result<Tensor, TensorError> {
     joined.ok_or_else(|| TensorError::new(format!("cannot join {} elements", first.dtype())))
 }
 
-pub fn optional_from_proto(o: &OptionalProto) -> Result<Value, TensorError> {
-    if let Some(t) = &o.tensor_value {
-        return Ok(Value::Optional(Some(Box::new(Value::Tensor(from_proto(
-            t,
-        )?)))));
-    }
-    if let Some(s) = &o.sequence_value {
-        return Ok(Value::Optional(Some(Box::new(sequence_from_proto(s)?))));
-    }
-    if o.optional_value.is_some() || o.map_value.is_some() || o.sparse_tensor_value.is_some() {
-        return Err(TensorError::new(
-            "optional of optional, map or sparse tensor is not supported",
-        ));
-    }
-    Ok(Value::Optional(None))
-}
-
-/// What a `.pb` file holds, as the graph's declared type says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PbKind {
-    Tensor,
-    Sequence,
-    Optional,
-    Map,
-}
-
-/// Decodes a `.pb` test-data file as a tensor, a sequence, an optional or a map.
-pub fn value_from_pb_bytes(bytes: &[u8], kind: PbKind) -> Result<Value, TensorError> {
-    use prost::Message;
-    let bad = |e: prost::DecodeError| TensorError::new(format!("not a valid protobuf: {e}"));
-    match kind {
-        PbKind::Tensor => Ok(Value::Tensor(from_proto(
-            &TensorProto::decode(bytes).map_err(bad)?,
-        )?)),
-        PbKind::Sequence => sequence_from_proto(&SequenceProto::decode(bytes).map_err(bad)?),
-        PbKind::Optional => optional_from_proto(&OptionalProto::decode(bytes).map_err(bad)?),
-        PbKind::Map => Ok(Value::Map(map_from_proto(
-            &MapProto::decode(bytes).map_err(bad)?,
-        )?)),
-    }
-}
-
-/// The same tensor with its `raw_data` moved into the typed field that
-/// `onnx.helper.make_tensor` and the text syntax use for its element type
-/// (`float_data` for float and complex64, `double_data`, `int64_data`,
-/// `uint64_data` for uint32/uint64, and `int32_data` for every other type:
-/// 16-bit floats as their bits, 8-bit floats as their codes, 4- and 2-bit
-/// types as one packed byte per entry). A tensor without `raw_data` is
-/// returned unchanged.
-pub fn raw_to_typed(p: &TensorProto) -> Result<TensorProto, TensorError> {
-    use DataType as D;
-    let Some(raw) = p.raw_data.as_deref() else {
-        return Ok(p.clone());
-    };
-    let code = p.data_type();
-    let dt = DataType::from_code(code).ok_or_else(|| {
-        TensorError::new(format!(
-            "tensor '{}' has unknown data type {code}",
-            p.name()
-        ))
-    })?;
-    let n: usize = shape_of(p)?.iter().product();
-    let want = match dt {
-        D::Int4 | D::Uint4 | D::Float4E2M1 => n.div_ceil(2),
-        D::Int2 | D::Uint2 => n.div_ceil(4),
-        _ => match dt.byte_size() {
-            Some(size) => n.checked_mul(size).ok_or_else(|| {
-                TensorError::new(format!(
-                    "tensor '{}' of shape {:?}: its {dt} values need more bytes than 2^64",
-                    p.name(),
-                    p.dims
-                ))
-            })?,
-            None => {
-                return Err(TensorError::new(format!(
-                    "tensor '{}': {dt} values cannot be held in raw_data",
-                    p.name()
-                )))
-            }
-        },
-    };
-    check_count(p, raw.len(), want, "raw_data (bytes)")?;
-    let mut t = p.clone();
-    t.raw_data = None;
-    fn le<const N: usize, T>(raw: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
-        raw.chunks_exact(N)
-            .map(|c| f(c.try_into().expect("chunk of N bytes")))
-            .collect()
-    }
-    match dt {
-        D::Float | D::Complex64 => t.float_data = le(raw, f32::from_le_bytes),
-        D::Double | D::Complex128 => t.double_data = le(raw, f64::from_le_bytes),
-        D::Int64 => t.int64_data = le(raw, i64::from_le_bytes),
-        D::Uint64 => t.uint64_data = le(raw, u64::from_le_bytes),
-        D::Uint32 => t.uint64_data = le(raw, |b| u32::from_le_bytes(b) as u64),
-        D::Int32 => t.int32_data = le(raw, i32::from_le_bytes),
-        D::Int16 => t.int32_data = le(raw, |b| i16::from_le_bytes(b) as i32),
-        D::Uint16 | D::Float16 | D::Bfloat16 => {
-            t.int32_data = le(raw, |b| u16::from_le_bytes(b) as i32)
-        }
-        D::Int8 => t.int32_data = le(raw, |b: [u8; 1]| b[0] as i8 as i32),
-        D::Bool => t.int32_data = le(raw, |b: [u8; 1]| (b[0] != 0) as i32),
-        // uint8, 8-bit floats, packed 4- and 2-bit types: one byte per entry
-        _ => t.int32_data = raw.iter().map(|&b| b as i32).collect(),
-    }
-    Ok(t)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn raw_round_trip_every_numeric_type() {
+    fn le_bytes_round_trip_every_numeric_type() {
         for dt in DataType::all() {
             let Ok(t) = Tensor::zeros(dt, &[2, 3]) else {
                 continue;
             };
-            let p = to_proto(&t, "t");
-            let back = from_proto(&p).unwrap();
-            assert_eq!(back.dtype(), dt);
-            assert_eq!(back.shape(), &[2, 3]);
+            let Some(raw) = t.to_le_bytes() else {
+                assert_eq!(dt, DataType::String);
+                continue;
+            };
+            assert_eq!(Some(raw.len()), raw_byte_len(dt, 6), "{dt}");
+            let back = Tensor::from_le_bytes(dt, &[2, 3], &raw.into()).unwrap();
+            assert_eq!(back, t, "{dt}");
         }
     }
 
     #[test]
-    fn raw_data_and_typed_fields_hold_the_same_values() {
-        for dt in DataType::all() {
-            let len = match dt {
-                DataType::Int4 | DataType::Uint4 | DataType::Float4E2M1 => 3,
-                DataType::Int2 | DataType::Uint2 => 2,
-                _ => match dt.byte_size() {
-                    Some(s) => 6 * s,
-                    None => continue,
-                },
-            };
-            // bytes below 64 keep every float finite (no NaN != NaN)
-            let raw: Vec<u8> = (0..len).map(|i| (i * 7 % 64) as u8).collect();
-            let p = TensorProto {
-                dims: vec![2, 3],
-                data_type: Some(dt.code()),
-                raw_data: Some(raw.into()),
-                ..Default::default()
-            };
-            let typed = raw_to_typed(&p).unwrap();
-            assert!(typed.raw_data.is_none());
-            match from_proto(&p) {
-                Ok(a) => assert_eq!(from_proto(&typed).unwrap(), a, "{dt}"),
-                Err(_) => assert!(from_proto(&typed).is_err(), "{dt}"),
+    fn packed_codes_unpack_low_bits_first() {
+        let t = Tensor::from_le_bytes(DataType::Uint4, &[3], &vec![0x21u8, 0x03].into()).unwrap();
+        assert_eq!(
+            t,
+            Tensor::Small {
+                dtype: DataType::Uint4,
+                data: ndarray::arr1(&[1u8, 2, 3]).into_dyn()
             }
-        }
-        let short = TensorProto {
-            dims: vec![4],
-            data_type: Some(1),
-            raw_data: Some(vec![0u8; 15].into()),
-            ..Default::default()
-        };
-        assert!(raw_to_typed(&short).unwrap_err().0.contains("needs 16"));
+        );
+        assert_eq!(t.to_le_bytes(), Some(vec![0x21, 0x03]));
+        let t =
+            Tensor::from_le_bytes(DataType::Int2, &[5], &vec![0b1110_0100u8, 0b01].into()).unwrap();
+        assert_eq!(
+            t,
+            Tensor::Small {
+                dtype: DataType::Int2,
+                data: ndarray::arr1(&[0u8, 1, 2, 3, 1]).into_dyn()
+            }
+        );
     }
 
     #[test]
-    fn wrong_count_is_an_error() {
-        let p = TensorProto {
-            dims: vec![3],
-            data_type: Some(1),
-            float_data: vec![1.0, 2.0],
-            ..Default::default()
-        };
-        let e = from_proto(&p).unwrap_err();
-        assert!(e.0.contains("needs 3 values"), "{e}");
-    }
-
-    #[test]
-    fn absurd_shape_is_an_error() {
-        let p = TensorProto {
-            dims: vec![i64::MAX, i64::MAX],
-            data_type: Some(1),
-            ..Default::default()
-        };
-        assert!(from_proto(&p).is_err());
+    fn wrong_byte_count_is_an_error() {
+        let e = Tensor::from_le_bytes(DataType::Float, &[4], &vec![0u8; 15].into()).unwrap_err();
+        assert!(e.0.contains("needs 16 bytes, got 15"), "{e}");
+        let e = Tensor::from_le_bytes(DataType::Complex64, &[1], &vec![0u8; 8].into()).unwrap_err();
+        assert!(e.0.contains("not supported"), "{e}");
+        assert!(
+            Tensor::from_le_bytes(DataType::Float, &[usize::MAX, 2], &Vec::new().into()).is_err()
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The tensor type: an ONNX element type over ndarray storage, runtime values
-//! (tensors, sequences, optionals), conversion from and to `TensorProto`, and
-//! numpy-style rendering.
+//! (tensors, sequences, optionals), little-endian byte form (what `proto`
+//! builds `TensorProto` from), `.npy` files, and numpy-style rendering.
 
 pub mod budget;
 mod cast;
@@ -13,10 +13,7 @@ mod render;
 mod scalar;
 mod stats;
 
-pub use convert::{
-    concat_flat, from_proto, map_from_proto, optional_from_proto, raw_to_typed,
-    sequence_from_proto, to_proto, value_from_pb_bytes, PbKind, TensorError,
-};
+pub use convert::{concat_flat, raw_byte_len, unpack, TensorError};
 pub use dtype::DataType;
 pub use key::Key;
 pub use npy::{read_npy, write_npy};

@@ -163,17 +163,13 @@ fn read_npy_text_errors(bytes: &[u8]) -> Result<Tensor, String> {
             n * size
         ));
     }
-    let proto = super::to_proto(&Tensor::zeros(dt, &[0]).map_err(|e| e.0)?, "");
-    let p = crate::proto::TensorProto {
-        dims: if fortran {
-            shape.iter().rev().map(|&d| d as i64).collect()
-        } else {
-            shape.iter().map(|&d| d as i64).collect()
-        },
-        raw_data: Some(data[..n * size].to_vec().into()),
-        ..proto
+    let dims: Vec<usize> = if fortran {
+        shape.iter().rev().copied().collect()
+    } else {
+        shape.clone()
     };
-    let t = super::from_proto(&p).map_err(|e| e.0)?;
+    let raw = bytes::Bytes::from(data[..n * size].to_vec());
+    let t = Tensor::from_le_bytes(dt, &dims, &raw).map_err(|e| e.0)?;
     if fortran {
         let r = t.rank();
         let perm: Vec<usize> = (0..r).rev().collect();

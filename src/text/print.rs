@@ -217,12 +217,12 @@ pub(crate) fn f32_text(v: f32) -> String {
 }
 
 /// The values of a tensor, as written between braces. `raw_data` is
-/// written as the typed values it holds (see `tensor::raw_to_typed`), so
+/// written as the typed values it holds (see `proto::raw_to_typed`), so
 /// the text keeps every value; a raw_data whose size does not match the
 /// shape has no values to write.
 fn push_tensor_values(s: &mut String, t: &TensorProto) {
     if t.raw_data.is_some() {
-        if let Ok(typed) = crate::tensor::raw_to_typed(t) {
+        if let Ok(typed) = crate::proto::raw_to_typed(t) {
             push_tensor_values(s, &typed);
         }
         return;

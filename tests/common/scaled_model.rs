@@ -3,7 +3,8 @@
 //! ground truth for `compare`.
 
 use onnx_light::proto::{encode_model, load_model};
-use onnx_light::tensor::{from_proto, to_proto, Tensor};
+use onnx_light::proto::{from_proto, to_proto};
+use onnx_light::tensor::Tensor;
 use std::collections::HashMap;
 use std::path::Path;
 

@@ -3,10 +3,10 @@
 
 use crate::bail;
 use crate::expr::Expr;
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernels::manip::{gather_flat, ints_in};
 use crate::ops::shape_rules::product;
 use crate::ops::{InferCtx, ShapeError};
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::runtime::kernels::manip::{gather_flat, ints_in};
 use crate::tensor::Value;
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {

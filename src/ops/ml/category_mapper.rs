@@ -4,9 +4,9 @@
 //! input's shape.
 
 use crate::bail;
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::Attrs;
 use crate::ops::{InferCtx, ShapeError};
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};
 use std::collections::HashMap;
 

@@ -2,7 +2,7 @@
 //! `classlabels_ints`) and the `Y` label tensor built from chosen classes.
 
 use crate::ops::Attrs;
-use crate::runtime::KernelError;
+use crate::ops::KernelError;
 use crate::tensor::{DataType, Tensor};
 
 /// A classifier's labels: strings when `classlabels_strings` is given,

@@ -5,9 +5,9 @@
 
 use crate::bail;
 use crate::expr::Expr;
+use crate::ops::kernel::{Kernel, KernelError, NodeInfo};
 use crate::ops::Attrs;
 use crate::ops::{InferCtx, ShapeError};
-use crate::runtime::kernel::{Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};
 use crate::value_type::TypeInfo;
 use std::collections::HashMap;

@@ -5,7 +5,7 @@
 use crate::bail;
 use crate::expr::Expr;
 use crate::ops::InferCtx;
-use crate::runtime::KernelError;
+use crate::ops::KernelError;
 use crate::tensor::Tensor;
 use crate::value_type::Dim;
 

@@ -13,7 +13,7 @@
 use super::features::rows;
 use super::post_transform::{probit, PostTransform};
 use crate::bail;
-use crate::runtime::KernelError;
+use crate::ops::KernelError;
 use crate::tensor::Tensor;
 use rayon::prelude::*;
 
@@ -590,7 +590,7 @@ pub fn tensor_values(
     let Some(p) = attrs.tensor_checked(name)? else {
         return Ok(None);
     };
-    let t = crate::tensor::from_proto(p)
+    let t = crate::proto::from_proto(p)
         .map_err(|e| KernelError::new(format!("attribute '{name}': {e}")))?;
     let Some(v) = t.to_f64_vec() else {
         bail!(

@@ -4,10 +4,10 @@
 //! feature of the last axis). `Y` has `X`'s type and shape.
 
 use crate::bail;
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernels::f64_values::num_from_f64;
 use crate::ops::Attrs;
 use crate::ops::{InferCtx, ShapeError};
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::runtime::kernels::f64_values::num_from_f64;
 use crate::tensor::{DataType, Value};
 
 struct ImputerAttrs {

@@ -14,10 +14,10 @@
 //! their type exactly (an int64 value is never rounded through a float).
 
 use crate::bail;
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernels::manip::gather_flat;
 use crate::ops::Attrs;
 use crate::ops::{InferCtx, ShapeError};
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::runtime::kernels::manip::gather_flat;
 use crate::tensor::{concat_flat, DataType, Key, Tensor, Value};
 use std::collections::HashMap;
 
@@ -29,7 +29,7 @@ struct LabelEncoderAttrs {
 
 fn tensor_attr(a: &Attrs, name: &str) -> Result<Option<Tensor>, KernelError> {
     match a.tensor_checked(name)? {
-        Some(p) => Ok(Some(crate::tensor::from_proto(p)?)),
+        Some(p) => Ok(Some(crate::proto::from_proto(p)?)),
         None => Ok(None),
     }
 }
@@ -92,9 +92,9 @@ impl LabelEncoderAttrs {
                         Tensor::scalar(a.float_checked("default_float")?.unwrap_or(-0.0))
                     }
                     dt if dt.is_float() => {
-                        crate::runtime::kernels::f64_values::float_of(dt, &[], vec![-0.0])?
+                        crate::ops::kernels::f64_values::float_of(dt, &[], vec![-0.0])?
                     }
-                    dt => crate::runtime::kernels::f64_values::num_from_f64(dt, &[], vec![-1.0])?,
+                    dt => crate::ops::kernels::f64_values::num_from_f64(dt, &[], vec![-1.0])?,
                 },
             };
             (keys, values, default)

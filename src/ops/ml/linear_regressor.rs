@@ -5,9 +5,9 @@ use super::features::{row_count, rows};
 use super::post_transform::PostTransform;
 use crate::bail;
 use crate::expr::Expr;
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::Attrs;
 use crate::ops::{InferCtx, ShapeError};
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};
 
 struct LinearRegressorAttrs {

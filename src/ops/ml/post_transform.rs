@@ -2,7 +2,7 @@
 //! operators: what is applied to a row of scores before they are output.
 
 use crate::ops::Attrs;
-use crate::runtime::KernelError;
+use crate::ops::KernelError;
 
 /// How a row of scores is transformed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

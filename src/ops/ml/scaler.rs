@@ -2,9 +2,9 @@
 //! or one per feature); `Y` is float of `X`'s shape.
 
 use crate::bail;
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::Attrs;
 use crate::ops::{InferCtx, ShapeError};
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};
 
 struct ScalerAttrs {

@@ -3,7 +3,7 @@
 
 use crate::bail;
 use crate::ops::Attrs;
-use crate::runtime::KernelError;
+use crate::ops::KernelError;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SvmKernel {

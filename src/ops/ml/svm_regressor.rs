@@ -8,9 +8,9 @@ use super::post_transform::PostTransform;
 use super::svm_kernel::SvmKernel;
 use crate::bail;
 use crate::expr::Expr;
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::Attrs;
 use crate::ops::{InferCtx, ShapeError};
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};
 
 struct SvmRegressorAttrs {

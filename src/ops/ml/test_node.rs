@@ -1,9 +1,9 @@
 //! Test support: runs one `ai.onnx.ml` node through its table entry.
 
+use crate::ops::kernel::{NodeInfo, RunCtx};
 use crate::ops::Attrs;
+use crate::ops::KernelError;
 use crate::proto::{AttributeProto, NodeProto};
-use crate::runtime::kernel::{NodeInfo, RunCtx};
-use crate::runtime::KernelError;
 use crate::tensor::{Tensor, Value};
 
 pub fn floats(name: &str, v: &[f32]) -> AttributeProto {
@@ -69,7 +69,7 @@ pub fn run(op: &str, attrs: Vec<AttributeProto>, ins: Vec<Tensor>) -> Result<Vec
         attribute: attrs,
         ..Default::default()
     };
-    let compile = |_: &crate::proto::GraphProto| -> Result<std::sync::Arc<crate::runtime::Plan>, KernelError> {
+    let compile = |_: &crate::proto::GraphProto| -> Result<std::sync::Arc<dyn crate::ops::kernel::Subgraph>, KernelError> {
         Err(KernelError::new("no subgraphs"))
     };
     let info = NodeInfo {
@@ -84,9 +84,9 @@ pub fn run(op: &str, attrs: Vec<AttributeProto>, ins: Vec<Tensor>) -> Result<Vec
     let vals: Vec<Option<Value>> = ins.into_iter().map(|t| Some(Value::Tensor(t))).collect();
     let refs: Vec<Option<&Value>> = vals.iter().map(|v| v.as_ref()).collect();
     let mut runner =
-        |_: &crate::runtime::Plan, _: Vec<(String, Value)>| -> Result<Vec<Value>, KernelError> {
-            Err(KernelError::new("no subgraphs"))
-        };
+        |_: &dyn crate::ops::kernel::Subgraph,
+         _: Vec<(String, Value)>|
+         -> Result<Vec<Value>, KernelError> { Err(KernelError::new("no subgraphs")) };
     let mut cx = RunCtx {
         runner: &mut runner,
         parts: None,

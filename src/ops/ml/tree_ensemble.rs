@@ -14,9 +14,9 @@ use super::forest::{
 use super::post_transform::PostTransform;
 use crate::bail;
 use crate::expr::Expr;
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::Attrs;
 use crate::ops::{InferCtx, ShapeError};
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{budget, DataType, Tensor, Value};
 use half::f16;
 use std::sync::{Arc, OnceLock};

@@ -8,9 +8,9 @@ use super::forest::{check_features, finish_regression, rows_as, Forest, Real};
 use super::tree_nodes_v3::{decode, TreesV3};
 use crate::bail;
 use crate::expr::Expr;
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::Attrs;
 use crate::ops::{InferCtx, ShapeError};
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{budget, DataType, Tensor, Value};
 use std::sync::{Arc, OnceLock};
 

@@ -9,7 +9,7 @@ use super::forest::{tensor_values, Aggregate, Branch, Child, Graph, Mode};
 use super::post_transform::PostTransform;
 use crate::bail;
 use crate::ops::Attrs;
-use crate::runtime::KernelError;
+use crate::ops::KernelError;
 use std::collections::{HashMap, HashSet};
 
 /// What the opset 1/3 attributes describe.

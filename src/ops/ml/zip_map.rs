@@ -3,9 +3,9 @@
 //! them) to score; the output is a sequence of `N` maps.
 
 use crate::bail;
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::Attrs;
 use crate::ops::{InferCtx, ShapeError};
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Map, Tensor, Value};
 use crate::value_type::TypeInfo;
 

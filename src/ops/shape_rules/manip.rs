@@ -772,7 +772,7 @@ pub fn constant_of_shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let attr = cx.attrs.tensor("value");
     let elem = attr.map(tensor_elem_of).unwrap_or(DataType::Float);
     let fill: Option<Expr> = attr
-        .and_then(|p| crate::tensor::from_proto(p).ok())
+        .and_then(|p| crate::proto::from_proto(p).ok())
         .filter(|t| t.dtype().is_int())
         .and_then(|t| t.to_i64_vec().ok())
         .and_then(|v| v.first().copied())

@@ -132,7 +132,7 @@ pub(super) fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
             .or_else(|| {
                 let g = s.model.as_ref()?.graph.as_ref()?;
                 let t = g.initializer.iter().find(|t| t.name() == name)?;
-                crate::tensor::from_proto(t).ok().map(Value::Tensor)
+                crate::proto::from_proto(t).ok().map(Value::Tensor)
             })
     });
     let format = a.value("format").unwrap_or("text");

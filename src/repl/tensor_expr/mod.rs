@@ -313,7 +313,7 @@ fn constructor(name: &str, args: &[Arg], env: &mut Env) -> R<Tensor> {
             if name == "npy" {
                 tensor::read_npy(&bytes).map_err(|e| format!("{}: {e}", p.display()))
             } else {
-                match tensor::value_from_pb_bytes(&bytes, tensor::PbKind::Tensor) {
+                match crate::proto::value_from_pb_bytes(&bytes, crate::proto::PbKind::Tensor) {
                     Ok(Value::Tensor(t)) => Ok(t),
                     Ok(_) => Err(format!("{}: not a tensor", p.display())),
                     Err(e) => Err(format!("{}: {e}", p.display())),

@@ -1,11 +1,12 @@
 //! Elementwise shape rules through the engine: data propagation through Cast.
 
+use crate::proto::to_proto;
 use crate::proto::{
     AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, ValueInfoProto,
 };
 use crate::shape::infer_model;
 use crate::shape::TypeInfo;
-use crate::tensor::{to_proto, DataType, Tensor};
+use crate::tensor::{DataType, Tensor};
 
 fn node(op: &str, ins: &[&str], out: &str, attrs: Vec<AttributeProto>) -> NodeProto {
     NodeProto {

@@ -3,11 +3,12 @@
 
 use crate::expr::Expr;
 use crate::proto::attribute_proto::AttributeType;
+use crate::proto::to_proto;
 use crate::proto::{
     AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, ValueInfoProto,
 };
 use crate::shape::{infer_model, TypeInfo};
-use crate::tensor::{to_proto, DataType, Tensor};
+use crate::tensor::{DataType, Tensor};
 
 fn node(op: &str, ins: &[&str], outs: &[&str], attrs: Vec<AttributeProto>) -> NodeProto {
     NodeProto {

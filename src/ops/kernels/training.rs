@@ -3,7 +3,7 @@
 
 use super::f64_values::{f64_of, float_like};
 use crate::bail;
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{Tensor, Value};
 
 /// Splits the variadic inputs after R and T into `groups` equal groups.

@@ -7,7 +7,7 @@ use super::control::{graph_output_types, stack_tensors, take_index, take_range};
 use super::manip::concat_tensors;
 use super::norm_axis;
 use crate::bail;
-use crate::runtime::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};
 
 fn seq_in<'v>(

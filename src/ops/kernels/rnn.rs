@@ -3,7 +3,7 @@
 //! states; layout 0 and 1). Computes in f64, returns the input's type.
 
 use crate::bail;
-use crate::runtime::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};
 use half::{bf16, f16};
 

@@ -4,7 +4,7 @@
 use super::broadcast_shapes;
 use super::f64_values::float_of;
 use crate::bail;
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Key, Tensor, Value};
 use ndarray::ArrayD;
 use std::collections::HashMap;

@@ -2,7 +2,7 @@
 
 use super::f64_values::{f64_of, float_like};
 use crate::bail;
-use crate::runtime::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{Tensor, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -4,7 +4,7 @@
 
 use super::array;
 use crate::bail;
-use crate::runtime::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};
 use half::{bf16, f16};
 use ndarray::ArrayD;

@@ -3,7 +3,7 @@
 //! without one, each run draws from a per-node stream that advances.
 
 use crate::bail;
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

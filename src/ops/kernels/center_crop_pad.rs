@@ -4,7 +4,7 @@ use super::f64_values::{dim_of, numel, one};
 use super::manip::{for_each_index, ints_in, strides};
 use super::norm_axis;
 use crate::bail;
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::Tensor;
 
 pub fn center_crop_pad(info: &NodeInfo) -> Result<Kernel, KernelError> {

@@ -5,7 +5,7 @@ use super::f64_values::one;
 use super::typed;
 use crate::bail;
 use crate::dispatch_num;
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::Tensor;
 use ndarray::ArrayD;
 

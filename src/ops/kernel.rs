@@ -1,7 +1,11 @@
 //! The kernel interface: a builder turns a node (attributes decoded once, at
 //! plan time) into a kernel; the kernel maps input values to output values.
+//!
+//! Kernels do not know the engine that runs them: a graph attribute (If,
+//! Loop, Scan bodies) is compiled by the engine into a [`Subgraph`], which a
+//! running kernel hands back to the engine through [`RunCtx`]. The runtime's
+//! `Plan` is that subgraph; tests may supply their own.
 
-use super::plan::Plan;
 use crate::ops::Attrs;
 pub use crate::ops::KernelError;
 use crate::proto::NodeProto;
@@ -14,13 +18,30 @@ pub struct NodeInfo<'a> {
     pub node: &'a NodeProto,
     pub opset: i64,
     pub attrs: Attrs<'a>,
-    /// Compiles a graph attribute (If/Loop/Scan bodies) into a plan.
-    pub(crate) compile: &'a dyn Fn(&crate::proto::GraphProto) -> Result<Arc<Plan>, KernelError>,
+    /// Compiles a graph attribute (If/Loop/Scan bodies) into a subgraph.
+    pub(crate) compile: &'a Compile<'a>,
+}
+
+/// Compiles a graph attribute into a [`Subgraph`] of the running engine.
+pub(crate) type Compile<'a> =
+    dyn Fn(&crate::proto::GraphProto) -> Result<Arc<dyn Subgraph>, KernelError> + 'a;
+
+/// A graph attribute compiled by the engine that runs the kernel; a kernel
+/// only reads its formal inputs and asks which steps it may hoist, and runs
+/// it through [`RunCtx`].
+pub trait Subgraph: Send + Sync {
+    /// The names of the subgraph's formal inputs, in order.
+    fn input_names(&self) -> &[String];
+    /// The steps that depend only on `invariant` inputs, enclosing scopes
+    /// and constants (`None` when there are none).
+    fn hoisting(&self, invariant: &[String]) -> Option<Hoisting>;
+    /// The engine's own type, for the engine to get back.
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 impl<'a> NodeInfo<'a> {
-    /// The plan of a graph-valued attribute.
-    pub fn subgraph(&self, name: &str) -> Result<Arc<Plan>, KernelError> {
+    /// The compiled subgraph of a graph-valued attribute.
+    pub fn subgraph(&self, name: &str) -> Result<Arc<dyn Subgraph>, KernelError> {
         let g = self
             .attrs
             .graph(name)
@@ -53,16 +74,26 @@ pub type Kernel =
 /// Builds a kernel for one node.
 pub type KernelBuilder = fn(&NodeInfo) -> Result<Kernel, KernelError>;
 
-/// Runs a subgraph plan with named inputs; returns its outputs.
+/// Runs a subgraph with named inputs; returns its outputs.
 pub(crate) type SubgraphRunner<'a> =
-    dyn FnMut(&Plan, Vec<(String, Value)>) -> Result<Vec<Value>, KernelError> + 'a;
+    dyn FnMut(&dyn Subgraph, Vec<(String, Value)>) -> Result<Vec<Value>, KernelError> + 'a;
 
-/// Runs part of a subgraph plan (loop-invariant hoisting); returns the
+/// Which steps a partial run of a subgraph executes (loop-invariant
+/// hoisting, see [`Subgraph::hoisting`]).
+#[derive(Clone, Copy)]
+pub(crate) enum Part<'a> {
+    /// Only the hoisted steps; no outputs are collected.
+    Invariant(&'a [bool]),
+    /// Every other step, the hoisted results read from the map.
+    Variant(&'a [bool], &'a HashMap<String, Value>),
+}
+
+/// Runs part of a subgraph (loop-invariant hoisting); returns the
 /// scope's outputs and the values it holds at the end.
 pub(crate) type PartRunner<'a> = dyn FnMut(
-        &Plan,
+        &dyn Subgraph,
         Vec<(String, Value)>,
-        super::plan::Part<'_>,
+        Part<'_>,
     ) -> Result<(Vec<Value>, HashMap<String, Value>), KernelError>
     + 'a;
 
@@ -81,7 +112,7 @@ impl RunCtx<'_> {
     /// names it does not define are looked up in the enclosing scopes.
     pub fn run_subgraph(
         &mut self,
-        plan: &Plan,
+        plan: &Arc<dyn Subgraph>,
         inputs: Vec<Value>,
     ) -> Result<Vec<Value>, KernelError> {
         let named = plan
@@ -90,7 +121,7 @@ impl RunCtx<'_> {
             .cloned()
             .zip(inputs)
             .collect::<Vec<_>>();
-        (self.runner)(plan, named)
+        (self.runner)(&**plan, named)
     }
 
     /// Whether this run may compute a subgraph's loop-invariant steps once
@@ -103,7 +134,7 @@ impl RunCtx<'_> {
     /// (the invariant ones, by name) and returns the values they produce.
     pub fn run_invariant(
         &mut self,
-        plan: &Plan,
+        plan: &Arc<dyn Subgraph>,
         inputs: Vec<(String, Value)>,
         hoist: &Hoisting,
     ) -> Result<HashMap<String, Value>, KernelError> {
@@ -112,7 +143,7 @@ impl RunCtx<'_> {
                 "hoisting is not available in an observed run",
             ));
         };
-        let (_, mut values) = parts(plan, inputs, super::plan::Part::Invariant(&hoist.mask))?;
+        let (_, mut values) = parts(&**plan, inputs, Part::Invariant(&hoist.mask))?;
         values.retain(|k, _| hoist.outputs.contains(k));
         Ok(values)
     }
@@ -121,7 +152,7 @@ impl RunCtx<'_> {
     /// (from [`RunCtx::run_invariant`]); like [`RunCtx::run_subgraph`].
     pub fn run_variant(
         &mut self,
-        plan: &Plan,
+        plan: &Arc<dyn Subgraph>,
         inputs: Vec<Value>,
         hoist: &Hoisting,
         pre: &HashMap<String, Value>,
@@ -137,7 +168,7 @@ impl RunCtx<'_> {
             .cloned()
             .zip(inputs)
             .collect::<Vec<_>>();
-        let (outs, _) = parts(plan, named, super::plan::Part::Variant(&hoist.mask, pre))?;
+        let (outs, _) = parts(&**plan, named, Part::Variant(&hoist.mask, pre))?;
         Ok(outs)
     }
 }

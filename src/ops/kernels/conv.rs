@@ -11,7 +11,7 @@ use super::conv_f32::{self, ConvDims};
 use super::linalg::Gemm;
 use super::nn::{from_f64s, next_index, to_f64s, Window, WindowAttrs};
 use crate::bail;
-use crate::runtime::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};
 use ndarray::{ArrayD, IxDyn};
 use rayon::prelude::*;

@@ -5,7 +5,7 @@
 use super::elementwise::Num;
 use super::manip::opt_ints_in;
 use super::{norm_axis, typed};
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{Tensor, Value};
 use crate::{bail, dispatch_num};
 use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn};

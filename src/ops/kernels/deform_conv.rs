@@ -2,7 +2,7 @@
 
 use super::f64_values::{f64_of, float_like, one, require_float};
 use crate::bail;
-use crate::runtime::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 
 /// Bilinear sample of an h×w plane at (y, x); points outside read as 0.
 fn bilinear(p: &[f64], h: usize, w: usize, y: f64, x: f64) -> f64 {

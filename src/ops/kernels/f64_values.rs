@@ -4,7 +4,7 @@
 use super::elementwise::Num;
 use crate::bail;
 use crate::dispatch_num;
-use crate::runtime::kernel::KernelError;
+use crate::ops::kernel::KernelError;
 use crate::tensor::{DataType, Tensor, Value};
 use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn};

@@ -8,7 +8,7 @@ use super::elementwise::Num;
 use crate::bail;
 use crate::dispatch_num;
 use crate::ops::einsum_equation::{einsum_parse, EinsumSpec};
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{Tensor, Value};
 use ndarray::ArrayD;
 
@@ -527,7 +527,7 @@ pub fn gemm(info: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(move |_, ins| {
         let a = tensor_in(ins, 0)?;
         let b = tensor_in(ins, 1)?;
-        let c = crate::runtime::kernel::opt_tensor_in(ins, 2)?;
+        let c = crate::ops::kernel::opt_tensor_in(ins, 2)?;
         if let (Tensor::F32(x), Tensor::F32(w)) = (a, b) {
             let cf = match c {
                 Some(Tensor::F32(cv)) => Some(cv),
@@ -593,7 +593,7 @@ fn int8ish(t: &Tensor, what: &str) -> Result<(), KernelError> {
 }
 
 pub fn matmul_integer(_: &NodeInfo) -> Result<Kernel, KernelError> {
-    use crate::runtime::kernel::opt_tensor_in;
+    use crate::ops::kernel::opt_tensor_in;
     Ok(Box::new(|_, ins| {
         let a = tensor_in(ins, 0)?;
         let b = tensor_in(ins, 1)?;

@@ -2,7 +2,7 @@
 
 use super::f64_values::{f64_of, float_like, one, require_float};
 use crate::bail;
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 
 /// Determinant of an n×n row-major matrix by LU with partial pivoting.
 pub fn det(m: &mut [f64], n: usize) -> f64 {

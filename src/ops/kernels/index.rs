@@ -4,7 +4,7 @@
 use super::elementwise::Num;
 use super::manip::{checked_numel, for_each_index, gather_axes, gather_flat, ints_in, strides};
 use super::norm_axis;
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};
 use crate::{bail, dispatch_num, map_pair};
 use ndarray::{ArrayD, IxDyn};
@@ -582,7 +582,7 @@ pub fn top_k(info: &NodeInfo) -> Result<Kernel, KernelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::kernels::manip::testing::*;
+    use crate::ops::kernels::manip::testing::*;
 
     fn v1(v: &[i64]) -> Option<Tensor> {
         Some(i64s(&[v.len()], v.to_vec()))
@@ -676,10 +676,10 @@ mod tests {
 
 #[cfg(test)]
 mod robustness {
-    use crate::runtime::kernels::manip::testing::{int, run, string};
+    use crate::ops::kernels::manip::testing::{int, run, string};
     use crate::tensor::Tensor;
 
-    use crate::runtime::kernels::manip::testing::MINE;
+    use crate::ops::kernels::manip::testing::MINE;
 
     /// Odd inputs (empty, scalar, huge or negative values, wrong types)
     /// must give errors, never panics.
@@ -696,7 +696,7 @@ mod robustness {
             Some(Tensor::from_vec(&[2, 1], vec![true, false]).unwrap()),
             Some(Tensor::from_vec(&[1, 4, 2, 2], (0..16).map(|v| v as f32).collect()).unwrap()),
         ];
-        let ops: Vec<(&str, crate::runtime::KernelBuilder)> = crate::ops::all()
+        let ops: Vec<(&str, crate::ops::kernel::KernelBuilder)> = crate::ops::all()
             .filter(|d| d.domain.is_empty() && MINE.contains(&d.op_type))
             .filter_map(|d| d.kernel.map(|k| (d.op_type, k)))
             .collect();

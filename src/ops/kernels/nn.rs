@@ -8,7 +8,7 @@
 
 use super::norm_axis;
 use crate::bail;
-use crate::runtime::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};
 use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn};
@@ -1165,10 +1165,10 @@ mod tests {
         assert_eq!(soft_split(&[2, 3, 4], 1, 13).unwrap(), (2, 3, 4));
     }
 
+    use crate::ops::kernel::RunCtx;
     use crate::ops::Attrs;
     use crate::proto::attribute_proto::AttributeType;
     use crate::proto::{AttributeProto, NodeProto};
-    use crate::runtime::kernel::RunCtx;
 
     /// Builds and runs a kernel on tensors.
     fn run(
@@ -1190,7 +1190,7 @@ mod tests {
             compile: &compile,
         };
         let k = build(&info)?;
-        let mut runner = |_: &crate::runtime::Plan,
+        let mut runner = |_: &dyn crate::ops::kernel::Subgraph,
                           _: Vec<(String, Value)>|
          -> Result<Vec<Value>, KernelError> {
             Err(KernelError::new("no subgraphs"))
@@ -1227,7 +1227,7 @@ mod tests {
         assert!(run(lrn, vec![int_attr("size", 0)], 1, vec![x.clone()]).is_err());
         let w = Tensor::from_vec(&[1, 3, 1, 1], vec![1.0f32; 3]).unwrap();
         let x4 = Tensor::from_vec(&[1, 3, 1, 2], vec![0.0f32; 6]).unwrap();
-        let conv = crate::runtime::kernels::conv::conv;
+        let conv = crate::ops::kernels::conv::conv;
         assert!(run(
             conv,
             vec![int_attr("group", 2)],

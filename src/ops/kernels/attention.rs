@@ -11,7 +11,7 @@
 use super::nn::{from_f64s, to_f64s};
 use super::norm_axis;
 use crate::bail;
-use crate::runtime::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};
 use ndarray::{ArrayD, IxDyn};
 
@@ -622,7 +622,7 @@ pub fn flex_attention(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 }
             }
         }
-        let mut apply = |plan: &std::sync::Arc<crate::runtime::Plan>,
+        let mut apply = |plan: &std::sync::Arc<dyn crate::ops::kernel::Subgraph>,
                          vals: Vec<f64>,
                          what: &str|
          -> Result<Vec<f64>, KernelError> {

@@ -3,7 +3,7 @@
 use super::f64_values::{dim_of, f64_of, float_like, numel, one, require_float};
 use super::manip::{for_each_index, ints_in, strides};
 use crate::bail;
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 
 pub fn col2im(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let dil = info.attrs.ints("dilations");

@@ -1,7 +1,7 @@
 //! DynamicQuantizeLinear.
 
 use super::f64_values::{f64_of, require_float};
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{Tensor, Value};
 
 fn round_half_even(v: f64) -> f64 {

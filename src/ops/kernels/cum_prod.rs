@@ -1,6 +1,6 @@
 //! CumProd.
 
-use crate::runtime::kernel::{Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{Kernel, KernelError, NodeInfo};
 
 pub fn cum_prod(info: &NodeInfo) -> Result<Kernel, KernelError> {
     super::manip::cumulative(info, super::manip::Cumulative::Prod)

@@ -2,7 +2,7 @@
 
 use super::f64_values::one;
 use crate::bail;
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Elem, Tensor};
 use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn};

@@ -7,8 +7,8 @@
 use super::elementwise::Num;
 use super::norm_axis;
 use crate::ops::constant_value::constant_value;
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::slice_indices::slice_indices;
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};
 use crate::{bail, dispatch_num, map_array};
 use ndarray::{Axis, IxDyn};
@@ -385,7 +385,7 @@ pub fn ints_in(ins: &[Option<&Value>], i: usize) -> Result<Vec<i64>, KernelError
 
 /// The integer elements of input `i` when it is present.
 pub fn opt_ints_in(ins: &[Option<&Value>], i: usize) -> Result<Option<Vec<i64>>, KernelError> {
-    match crate::runtime::kernel::opt_tensor_in(ins, i)? {
+    match crate::ops::kernel::opt_tensor_in(ins, i)? {
         Some(t) => Ok(Some(t.to_i64_vec()?)),
         None => Ok(None),
     }
@@ -758,7 +758,7 @@ pub fn pad(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 tensor_from_f64(x.dtype(), &[], vec![attr_value])?
             }
         } else {
-            match crate::runtime::kernel::opt_tensor_in(ins, 2)? {
+            match crate::ops::kernel::opt_tensor_in(ins, 2)? {
                 Some(v) if !v.is_empty() => {
                     v.reshape(&[]).or_else(|_| gather_flat(v, &[0], &[]))?
                 }
@@ -838,7 +838,7 @@ pub fn size(_: &NodeInfo) -> Result<Kernel, KernelError> {
 
 pub fn constant_of_shape(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let value = match info.attrs.tensor("value") {
-        Some(p) => crate::tensor::from_proto(p)?,
+        Some(p) => crate::proto::from_proto(p)?,
         None => Tensor::scalar(0f32),
     };
     if value.len() != 1 {
@@ -1155,10 +1155,10 @@ pub fn space_to_depth(info: &NodeInfo) -> Result<Kernel, KernelError> {
 pub(crate) mod testing {
     pub(crate) use crate::ops::ODD_INPUT_OPS as MINE;
 
+    use crate::ops::kernel::{KernelBuilder, KernelError, NodeInfo, RunCtx};
     use crate::ops::Attrs;
     use crate::proto::attribute_proto::AttributeType;
     use crate::proto::{AttributeProto, NodeProto};
-    use crate::runtime::kernel::{KernelBuilder, KernelError, NodeInfo, RunCtx};
     use crate::tensor::{Tensor, Value};
 
     pub fn ints(name: &str, v: &[i64]) -> AttributeProto {
@@ -1211,7 +1211,7 @@ pub(crate) mod testing {
         let k = b(&info)?;
         let vals: Vec<Option<Value>> = ins.into_iter().map(|t| t.map(Value::Tensor)).collect();
         let refs: Vec<Option<&Value>> = vals.iter().map(|v| v.as_ref()).collect();
-        let mut runner = |_: &crate::runtime::plan::Plan, _: Vec<(String, Value)>| {
+        let mut runner = |_: &dyn crate::ops::kernel::Subgraph, _: Vec<(String, Value)>| {
             Err(KernelError::new("no subgraphs"))
         };
         let mut cx = RunCtx {

@@ -3,7 +3,7 @@
 
 use super::{typed, zip2};
 use crate::bail;
-use crate::runtime::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{Elem, Tensor, Value};
 use half::{bf16, f16};
 use ndarray::ArrayD;
@@ -1253,7 +1253,7 @@ mod tests {
             attribute: attrs,
             ..Default::default()
         };
-        let compile = |_: &crate::proto::GraphProto| -> Result<std::sync::Arc<crate::runtime::Plan>, KernelError> {
+        let compile = |_: &crate::proto::GraphProto| -> Result<std::sync::Arc<dyn crate::ops::kernel::Subgraph>, KernelError> {
             Err(KernelError::new("no subgraphs"))
         };
         let info = NodeInfo {
@@ -1266,12 +1266,12 @@ mod tests {
         let kernel = (def.kernel.expect("kernel"))(&info)?;
         let vals: Vec<Option<Value>> = ins.iter().map(|o| o.clone().map(Value::Tensor)).collect();
         let refs: Vec<Option<&Value>> = vals.iter().map(|v| v.as_ref()).collect();
-        let mut runner = |_: &crate::runtime::Plan,
+        let mut runner = |_: &dyn crate::ops::kernel::Subgraph,
                           _: Vec<(String, Value)>|
          -> Result<Vec<Value>, KernelError> {
             Err(KernelError::new("no subgraphs"))
         };
-        let mut cx = crate::runtime::kernel::RunCtx {
+        let mut cx = crate::ops::kernel::RunCtx {
             runner: &mut runner,
             parts: None,
         };

@@ -5,7 +5,7 @@
 //! in f64.
 
 use crate::bail;
-use crate::runtime::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};
 use half::{bf16, f16};
 
@@ -421,7 +421,7 @@ pub fn resize_f64(
 }
 
 fn from_f64(dt: DataType, shape: &[usize], v: Vec<f64>) -> Result<Tensor, KernelError> {
-    use crate::runtime::kernels::elementwise::Num;
+    use crate::ops::kernels::elementwise::Num;
     fn conv<T: Num>(shape: &[usize], v: Vec<f64>) -> Result<Tensor, KernelError> {
         let round = !T::IS_FLOAT;
         Ok(Tensor::from_vec(

@@ -3,7 +3,7 @@
 use super::f64_values::{dim_of, f64_of, num_from_f64, numel, one};
 use super::manip::{ints_in, strides};
 use crate::bail;
-use crate::runtime::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 
 pub fn max_unpool(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let ks = info

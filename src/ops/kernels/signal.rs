@@ -4,7 +4,7 @@
 use super::f64_values::{f64_of, float_like, float_of, num_from_f64};
 use super::manip::ints_in;
 use crate::bail;
-use crate::runtime::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 use crate::tensor::{DataType, Tensor, Value};
 use std::f64::consts::PI;
 
