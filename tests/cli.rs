@@ -159,9 +159,9 @@ fn help_covers_every_command() {
     let o = cmds("help");
     assert_eq!(o.code, 0);
     for c in onnx_light::repl::commands::COMMANDS {
-        assert!(o.stdout.contains(c.usage), "help lists {}", c.name);
+        assert!(o.stdout.contains(&c.usage()), "help lists {}", c.name);
         let h = cmds(&format!("help {}", c.name));
-        assert!(h.stdout.starts_with(&format!("usage: {}", c.usage)));
+        assert!(h.stdout.starts_with(&format!("usage: {}", c.usage())));
     }
     assert!(cmds("help shwo").stderr.contains("did you mean 'show'"));
 }

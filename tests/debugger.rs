@@ -204,7 +204,7 @@ fn bad_input_gives_clear_errors() {
         "expected a node index",
         "--op needs a value",
         "no breakpoint or watch 7",
-        "'x' is not a breakpoint number",
+        "delete: expected a breakpoint number (see 'breaks'), got 'x'",
         "'q' is not watched",
         "unknown flag --bogus",
     ] {

@@ -7,7 +7,7 @@ use super::commands::{
     bind_from_inputs, emit, feed, looks_like_text, plan, set_input, with_pool, Args, R,
 };
 use super::dump::tensor_of;
-use super::lex::{self, quote_name, unquote_name};
+use super::lex::{quote_name, unquote_name};
 use super::render::Data;
 use super::tensor_expr;
 use super::{CmdError, Flow, Session};
@@ -99,11 +99,11 @@ struct Row {
 }
 
 pub(super) fn cmd_compare(s: &mut Session, a: &Args) -> R<Flow> {
-    let usage =
-        || CmdError("usage: compare REF [NAME=TENSOR ...] [--rtol R] [--atol A] [--all]".into());
     let text = a.rest.trim();
-    let toks = lex::tokens(text);
-    let first = toks.first().ok_or_else(usage)?;
+    let first = a
+        .pos
+        .first()
+        .ok_or_else(|| super::commands::usage_error("compare", "missing REF"))?;
     let assigns = text.get(first.len()..).unwrap_or("");
     let ref_path = crate::files::expand_home(&unquote_name(first).map_err(CmdError)?);
     let rtol = tolerance(a, "rtol", RTOL)?;

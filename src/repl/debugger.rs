@@ -9,7 +9,7 @@
 //! `run` returns and leaves the run in [`Session::paused`]. A command that
 //! is not one of [`KEEPS_PAUSE`] abandons the paused run first.
 
-use super::commands::{complete_run, Args};
+use super::commands::{complete_run, usage_error, Args};
 use super::lex::{self, quote_name};
 use super::render::{tuple, Data, Format};
 use super::{CmdError, Flow, Session};
@@ -234,9 +234,7 @@ fn flag_pairs(text: &str) -> R<Vec<(String, String)>> {
     while i < toks.len() {
         let t = &toks[i];
         let Some(body) = t.strip_prefix("--") else {
-            return Err(CmdError(format!(
-                "break: unexpected '{t}' (usage: break [--op OP] [--node NAME|#INDEX] [--value NAME] [--if EXPR])"
-            )));
+            return Err(usage_error("break", &format!("unexpected '{t}'")));
         };
         let (name, value) = match body.split_once('=') {
             Some((n, v)) => (n.to_string(), v.to_string()),
@@ -307,17 +305,24 @@ pub fn cmd_break(s: &mut Session, a: &Args) -> R<Flow> {
                 }
             }
             other => {
+                let known: Vec<String> = super::commands::find("break")
+                    .map(|c| {
+                        c.sig
+                            .flags
+                            .iter()
+                            .map(|f| format!("--{}", f.name))
+                            .collect()
+                    })
+                    .unwrap_or_default();
                 return Err(CmdError(format!(
-                    "break: unknown flag --{other} (flags: --op, --node, --value, --if)"
-                )))
+                    "break: unknown flag --{other} (flags: {})",
+                    known.join(", ")
+                )));
             }
         }
     }
     if bp.op.is_none() && bp.node.is_none() && bp.value.is_none() && bp.cond.is_none() {
-        return Err(
-            "usage: break [--op OP] [--node NAME|#INDEX] [--value NAME] [--if EXPR] (give at least one)"
-                .into(),
-        );
+        return Err(usage_error("break", "give at least one flag"));
     }
     let text = bp.describe();
     let when = if bp.is_before() {
@@ -335,9 +340,6 @@ fn lock(s: &Session) -> std::sync::MutexGuard<'_, crate::runtime::debug::Breaks>
 }
 
 pub fn cmd_breaks(s: &mut Session, a: &Args) -> R<Flow> {
-    if !a.rest.trim().is_empty() {
-        return Err("breaks takes no arguments".into());
-    }
     let rows: Vec<(usize, String, String, String)> = lock(s)
         .entries
         .iter()
@@ -366,9 +368,6 @@ pub fn cmd_breaks(s: &mut Session, a: &Args) -> R<Flow> {
 
 pub fn cmd_delete(s: &mut Session, a: &Args) -> R<Flow> {
     if a.has("all") {
-        if !a.rest.trim().is_empty() {
-            return Err("delete: give numbers or --all, not both".into());
-        }
         let n = lock(s).entries.len();
         lock(s).entries.clear();
         s.say(format!(
@@ -378,12 +377,8 @@ pub fn cmd_delete(s: &mut Session, a: &Args) -> R<Flow> {
         ));
         return Ok(Flow::Continue);
     }
-    let toks = lex::tokens(&a.rest);
-    if toks.is_empty() {
-        return Err("usage: delete N [N ...] | --all".into());
-    }
     let mut nums = Vec::new();
-    for t in &toks {
+    for t in &a.pos {
         let n: usize = t.parse().map_err(|_| {
             CmdError(format!(
                 "delete: '{t}' is not a breakpoint number (see 'breaks')"
@@ -416,7 +411,7 @@ fn plural(n: usize) -> &'static str {
 }
 
 pub fn cmd_watch(s: &mut Session, a: &Args) -> R<Flow> {
-    let name = lex::unquote_name(&a.rest).map_err(|e| CmdError(format!("watch: {e}")))?;
+    let name = lex::unquote_name(&a.rest).map_err(|e| usage_error("watch", &e))?;
     let n = lock(s).add(Entry::Watch(name.clone()));
     s.say(format!(
         "watch {n}: '{name}' (its statistics print each time it is written)"
@@ -425,7 +420,7 @@ pub fn cmd_watch(s: &mut Session, a: &Args) -> R<Flow> {
 }
 
 pub fn cmd_unwatch(s: &mut Session, a: &Args) -> R<Flow> {
-    let name = lex::unquote_name(&a.rest).map_err(|e| CmdError(format!("unwatch: {e}")))?;
+    let name = lex::unquote_name(&a.rest).map_err(|e| usage_error("unwatch", &e))?;
     let mut b = lock(s);
     let before = b.entries.len();
     b.entries
@@ -442,15 +437,15 @@ pub fn cmd_unwatch(s: &mut Session, a: &Args) -> R<Flow> {
 }
 
 pub fn cmd_step(s: &mut Session, a: &Args) -> R<Flow> {
-    let t = a.rest.trim();
-    let n = if t.is_empty() {
-        1
-    } else {
-        t.parse::<usize>().ok().filter(|&n| n >= 1).ok_or_else(|| {
-            CmdError(format!(
-                "step: expected a count of nodes (1 or more), got '{t}'"
-            ))
-        })?
+    // the signature checked the count (an integer of at least 1)
+    let n = match a.pos.first() {
+        None => 1,
+        Some(t) => t.parse::<usize>().ok().filter(|&n| n >= 1).ok_or_else(|| {
+            usage_error(
+                "step",
+                &format!("expected a count of nodes (1 or more), got '{t}'"),
+            )
+        })?,
     };
     if s.paused.is_none() {
         return Err(not_paused());
@@ -458,17 +453,11 @@ pub fn cmd_step(s: &mut Session, a: &Args) -> R<Flow> {
     resume(s, Resume::Step(n))
 }
 
-pub fn cmd_continue(s: &mut Session, a: &Args) -> R<Flow> {
-    if !a.rest.trim().is_empty() {
-        return Err("continue takes no arguments".into());
-    }
+pub fn cmd_continue(s: &mut Session, _: &Args) -> R<Flow> {
     resume(s, Resume::Continue)
 }
 
-pub fn cmd_finish(s: &mut Session, a: &Args) -> R<Flow> {
-    if !a.rest.trim().is_empty() {
-        return Err("finish takes no arguments".into());
-    }
+pub fn cmd_finish(s: &mut Session, _: &Args) -> R<Flow> {
     resume(s, Resume::Finish)
 }
 
@@ -485,9 +474,6 @@ struct InputRow {
 const WHERE_ALIVE_ROWS: usize = 12;
 
 pub fn cmd_where(s: &mut Session, a: &Args) -> R<Flow> {
-    if !a.rest.trim().is_empty() {
-        return Err("where takes no arguments (besides --format)".into());
-    }
     if s.paused.is_none() {
         return Err(not_paused());
     }

@@ -39,15 +39,7 @@ struct Shared {
 }
 
 pub(super) fn cmd_dump(s: &mut Session, a: &Args) -> R<Flow> {
-    let usage = || CmdError("usage: dump DIR [--values a,b | --all] [--pb]".into());
-    let toks = lex::tokens(&a.rest);
-    if toks.len() != 1 {
-        return Err(usage());
-    }
-    let dir = crate::files::expand_home(toks[0].trim_matches('"'));
-    if a.has("all") && a.value("values").is_some() {
-        return Err("dump: --values and --all exclude each other".into());
-    }
+    let dir = super::commands::path_arg(a, 0);
     s.model()?;
     let p = plan(s)?;
     let Some(last) = s.last_run.as_ref() else {

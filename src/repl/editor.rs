@@ -1,7 +1,8 @@
 //! Line editing for the interactive shell: a rustyline helper that lists
-//! completions for command names, flags, `config` keys and values, file
-//! paths, graph input names (`run`, `set`, `bench`), value names (`print`,
-//! `events --name`) and command names (`help`).
+//! completions for command names, flags, and arguments by the kind their
+//! command's signature declares: file paths, `config` keys and values, graph
+//! input names (`run`, `set`, `bench`), value names (`print`, `watch`),
+//! event names (`events --name`), command names (`help`), flag choices.
 //!
 //! The helper reads the session's names from a [`CompletionNames`] snapshot
 //! the shell loop refreshes after every command (see
@@ -12,7 +13,7 @@
 //! by the shell loop itself, with its own prompt (see
 //! [`super::interactive`]), so typed-ahead lines are never joined.
 
-use super::commands::{find, COMMANDS};
+use super::commands::{find, Command, Kind, COMMANDS};
 use super::lex;
 use super::Session;
 use rustyline::completion::{Completer, FilenameCompleter, Pair};
@@ -73,7 +74,7 @@ impl Session {
     }
 }
 
-use super::CONFIG_KEYS;
+use super::{config_value_choices, CONFIG_KEYS};
 
 /// The shell's rustyline helper.
 pub struct ShellHelper {
@@ -125,26 +126,24 @@ impl ShellHelper {
         // the word right after a flag that takes a value is that value
         let prev = words.last().copied().unwrap_or("");
         if let Some(flag) = prev.strip_prefix("--") {
-            if let Some(f) = c.flags.iter().find(|f| f.name == flag && f.value.is_some()) {
-                if f.value == Some("FILE") {
-                    return self.files.complete_path(line, pos).unwrap_or((pos, vec![]));
-                }
-                let names = self.names.borrow();
-                let values: Vec<&str> = if c.name == "events" && f.name == "name" {
-                    names.events.iter().map(String::as_str).collect()
-                } else {
-                    let listed = f.value.map(value_choices).unwrap_or_default();
-                    if listed.is_empty() {
-                        flag_choices(f.help)
-                    } else {
-                        listed
-                    }
+            if let Some(f) = c
+                .sig
+                .flags
+                .iter()
+                .find(|f| f.name == flag && f.value.is_some())
+            {
+                let at = Place {
+                    line,
+                    pos,
+                    word_start,
+                    word,
                 };
-                return (word_start, quoted_pairs(values, word, " "));
+                return self.complete_kind(f.kind, &at, &[], true);
             }
         }
         if let Some(prefix) = word.strip_prefix("--") {
             let v = c
+                .sig
                 .flags
                 .iter()
                 .filter(|f| f.name.starts_with(prefix))
@@ -155,43 +154,106 @@ impl ShellHelper {
                 .collect();
             return (word_start, v);
         }
-        let arg = words.len() - 1; // index of the word being completed
-        match c.name {
-            "load" | "save" | "source" => {
-                let (start, v) = self.files.complete_path(line, pos).unwrap_or((pos, vec![]));
-                (start, v)
-            }
-            "config" if arg == 0 => (word_start, pairs(CONFIG_KEYS.iter().copied(), word, " ")),
-            "config" if arg == 1 => {
-                let values: &[&str] = match words[1] {
-                    "events" | "release" => &["on", "off"],
-                    "max-memory" => &["default"],
-                    _ => &[],
-                };
-                (word_start, pairs(values.iter().copied(), word, ""))
-            }
-            "help" if arg == 0 => {
+        // the positional the word fills, from the signature
+        let before_words = positional_words(c, words.get(1..).unwrap_or(&[]));
+        let Some(p) = c.sig.positional_at(before_words.len()) else {
+            return (pos, vec![]);
+        };
+        // an assignment completes its name only
+        if p.kind == Kind::InputAssign && !before_words.is_empty() {
+            return (pos, vec![]);
+        }
+        let at = Place {
+            line,
+            pos,
+            word_start,
+            word,
+        };
+        self.complete_kind(p.kind, &at, &before_words, false)
+    }
+
+    /// The candidates for an argument of kind `kind` (a flag's value when
+    /// `flag`, else a positional after the positional words `before`).
+    fn complete_kind(
+        &self,
+        kind: Kind,
+        at: &Place<'_>,
+        before: &[&str],
+        flag: bool,
+    ) -> (usize, Vec<Pair>) {
+        let (word, start) = (at.word, at.word_start);
+        // a flag's value is followed by a space, so is a config key
+        let end = if flag { " " } else { "" };
+        let names = self.names.borrow();
+        match kind {
+            Kind::Path => self
+                .files
+                .complete_path(at.line, at.pos)
+                .unwrap_or((at.pos, vec![])),
+            Kind::CommandName => {
                 let names = COMMANDS.iter().map(|c| c.name);
-                (word_start, pairs(names, word, ""))
+                (start, pairs(names, word, end))
             }
-            "run" | "bench" if !word.contains('=') => {
-                let names = self.names.borrow();
-                let inputs = names.inputs.iter().map(String::as_str);
-                (word_start, quoted_pairs(inputs, word, "="))
+            Kind::ConfigKey => (start, pairs(CONFIG_KEYS.iter().copied(), word, " ")),
+            Kind::ConfigValue => {
+                let key = before.first().copied().unwrap_or("");
+                let values = config_value_choices(key).iter().copied();
+                (start, pairs(values, word, end))
             }
-            "set" if arg == 0 => {
-                let names = self.names.borrow();
-                let inputs = names.inputs.iter().map(String::as_str);
-                (word_start, quoted_pairs(inputs, word, " = "))
-            }
-            "print" if arg == 0 => {
-                let names = self.names.borrow();
+            Kind::Choice(c) | Kind::ChoiceList(c) => (start, pairs(c.iter().copied(), word, end)),
+            Kind::ValueName | Kind::ValueIndex => {
                 let values = names.values.iter().map(String::as_str);
-                (word_start, quoted_pairs(values, word, ""))
+                (start, quoted_pairs(values, word, end))
             }
-            _ => (pos, vec![]),
+            Kind::EventName => {
+                let values = names.events.iter().map(String::as_str);
+                (start, quoted_pairs(values, word, end))
+            }
+            Kind::InputName => {
+                let inputs = names.inputs.iter().map(String::as_str);
+                (start, quoted_pairs(inputs, word, end))
+            }
+            Kind::TensorAssign if !word.contains('=') => {
+                let inputs = names.inputs.iter().map(String::as_str);
+                (start, quoted_pairs(inputs, word, "="))
+            }
+            Kind::InputAssign => {
+                let inputs = names.inputs.iter().map(String::as_str);
+                (start, quoted_pairs(inputs, word, " = "))
+            }
+            _ => (at.pos, vec![]),
         }
     }
+}
+
+/// Where completion happens: the line, the cursor, the word being typed.
+struct Place<'a> {
+    line: &'a str,
+    pos: usize,
+    word_start: usize,
+    word: &'a str,
+}
+
+/// The positional words among `words` (those after the command name):
+/// flags and the values of flags that take one left out.
+fn positional_words<'a>(c: &Command, words: &[&'a str]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i];
+        if let Some(body) = w.strip_prefix("--") {
+            let takes_value = !body.contains('=')
+                && c.sig
+                    .flags
+                    .iter()
+                    .any(|f| f.name == body && f.value.is_some());
+            i += if takes_value { 2 } else { 1 };
+            continue;
+        }
+        out.push(w);
+        i += 1;
+    }
+    out
 }
 
 /// Candidates among `names` that start with `word`, each followed by `end`.
@@ -219,33 +281,6 @@ fn quoted_pairs<'a>(names: impl IntoIterator<Item = &'a str>, word: &str, end: &
             })
         })
         .collect()
-}
-
-/// The choices a flag's value names (`table|json|csv`), or none.
-fn value_choices(value: &str) -> Vec<&str> {
-    let parts: Vec<&str> = value.split('|').collect();
-    let plain = |p: &&str| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase());
-    if parts.len() > 1 && parts.iter().all(plain) {
-        parts
-    } else {
-        vec![]
-    }
-}
-
-/// The choices a flag's help lists (`add, replace, remove, run_node`), or
-/// none when the help is prose.
-fn flag_choices(help: &str) -> Vec<&str> {
-    let parts: Vec<&str> = help.split(',').map(str::trim).collect();
-    let plain = |p: &&str| {
-        !p.is_empty()
-            && p.chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-    };
-    if parts.len() > 1 && parts.iter().all(plain) {
-        parts
-    } else {
-        vec![]
-    }
 }
 
 impl Completer for ShellHelper {
@@ -385,6 +420,55 @@ mod tests {
                 format!("{base}/models/b.onnx")
             ]
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn argument_kinds_from_the_signatures() {
+        let h = helper(names());
+        // a CommandName, a ValueName (watch, break --value), an event name
+        assert_eq!(complete(&h, "help unw").1, ["unwatch"]);
+        assert_eq!(complete(&h, "watch ").1, ["w", "x", "y"]);
+        assert_eq!(complete(&h, "break --value y").1, ["y "]);
+        assert_eq!(complete(&h, "config line-width ").1, ["auto"]);
+        // past the signature's positionals, nothing
+        assert!(complete(&h, "watch x ").1.is_empty());
+        assert!(complete(&h, "step ").1.is_empty());
+        // REF is a path, then come the assignments
+        assert_eq!(complete(&h, "compare ref.onnx xm").1, ["xmask="]);
+        // flags and their values are not positionals
+        assert_eq!(complete(&h, "print --format json ").1, ["w", "x", "y"]);
+        assert_eq!(
+            complete(&h, "print --format ").1,
+            ["csv ", "json ", "npy ", "text "]
+        );
+    }
+
+    #[test]
+    fn every_path_positional_completes_files() {
+        let dir = std::env::temp_dir().join(format!("onnx_light_paths_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("model.onnx"), b"").unwrap();
+        let h = helper(names());
+        let base = dir.display().to_string();
+        for c in COMMANDS {
+            let Some(i) =
+                (0..4).find(|&i| c.sig.positional_at(i).map(|p| p.kind) == Some(Kind::Path))
+            else {
+                continue;
+            };
+            let words = vec!["w"; i].join(" ");
+            let line = format!(
+                "{} {words}{}{base}/mo",
+                c.name,
+                if i > 0 { " " } else { "" }
+            );
+            assert_eq!(
+                complete(&h, &line).1,
+                [format!("{base}/model.onnx")],
+                "{line}"
+            );
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -1,7 +1,8 @@
 //! The shell: session state ([`Session`]), the command table
-//! ([`commands::COMMANDS`]: name, usage, help, flags, handler — it drives
-//! dispatch, `help` and completion), the tensor-expression language, output
-//! rendering, script execution and line editing.
+//! ([`commands::COMMANDS`]: name, help, signature, handler — the signature
+//! drives parsing, checks, usage, `help` and completion), the
+//! tensor-expression language, output rendering, script execution and line
+//! editing.
 
 pub mod commands;
 mod compare;
@@ -84,6 +85,17 @@ pub const CONFIG_KEYS: &[&str] = &[
     "max-iterations",
     "max-events",
 ];
+
+/// The values a `config` key takes from a fixed set (completion offers
+/// them); empty for numeric keys.
+pub fn config_value_choices(key: &str) -> &'static [&'static str] {
+    match key {
+        "events" | "release" => &["on", "off"],
+        "line-width" => &["auto"],
+        "max-memory" => &["default"],
+        _ => &[],
+    }
+}
 
 /// The width tensors wrap at: the configured one, else the terminal's
 /// columns when standard output is a terminal, else 75 (numpy's).

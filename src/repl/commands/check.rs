@@ -1,7 +1,6 @@
 use super::*;
 
 pub(super) fn cmd_check(s: &mut Session, a: &Args) -> R<Flow> {
-    no_args("check", a)?;
     ensure_report(s)?;
     let run = last_run(s)?;
     // every value a node produced, with its runtime shape, in run order

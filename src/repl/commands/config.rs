@@ -19,7 +19,7 @@ fn positive(key: &str, v: &str) -> R<usize> {
 }
 
 pub(super) fn cmd_config(s: &mut Session, a: &Args) -> R<Flow> {
-    let toks = lex::tokens(&a.rest);
+    let toks = &a.pos;
     let c = &s.config;
     let show = |key: &str, c: &crate::repl::Config| -> Option<String> {
         Some(match key {
@@ -125,7 +125,7 @@ pub(super) fn cmd_config(s: &mut Session, a: &Args) -> R<Flow> {
             let v = show(key, &s.config).unwrap_or_default();
             s.status(format!("{key} {v}"));
         }
-        _ => return Err("usage: config [KEY [VALUE]]".into()),
+        _ => return Err(usage_error("config", "too many arguments")),
     }
     Ok(Flow::Continue)
 }

@@ -2,9 +2,6 @@ use super::*;
 
 pub(super) fn cmd_eval(s: &mut Session, a: &Args) -> R<Flow> {
     let t = a.rest.trim();
-    if t.is_empty() {
-        return Err("usage: eval EXPR".into());
-    }
     let e = parse_expr(t)?;
     let b = bindings_with_equations(s);
     let r = e.substitute(&b);

@@ -19,7 +19,6 @@ fn list_filter<T>(
 }
 
 pub(super) fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
-    no_args("events", a)?;
     let actions = list_filter(
         a.value("action"),
         EventAction::from_name,

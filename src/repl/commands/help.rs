@@ -12,9 +12,10 @@ pub(super) fn cmd_help(s: &mut Session, a: &Args) -> R<Flow> {
         textwrap::fill(text, opts)
     };
     if topic.is_empty() {
-        let w = COMMANDS.iter().map(|c| c.usage.len()).max().unwrap_or(0);
+        let usages: Vec<String> = COMMANDS.iter().map(|c| c.usage()).collect();
+        let w = usages.iter().map(|u| u.len()).max().unwrap_or(0);
         let mut lines = vec!["commands:".to_string()];
-        for c in COMMANDS {
+        for (c, usage) in COMMANDS.iter().zip(&usages) {
             let first = c
                 .help
                 .split(". ")
@@ -24,9 +25,9 @@ pub(super) fn cmd_help(s: &mut Session, a: &Args) -> R<Flow> {
             // usage and summary side by side when they fit, else the
             // summary on the next lines, indented
             if 2 + w + 2 + first.len() <= width {
-                lines.push(format!("  {:<w$}  {first}", c.usage));
+                lines.push(format!("  {usage:<w$}  {first}"));
             } else {
-                lines.push(format!("  {}", c.usage));
+                lines.push(format!("  {usage}"));
                 lines.push(wrap(first, "      ", "      "));
             }
         }
@@ -46,17 +47,35 @@ pub(super) fn cmd_help(s: &mut Session, a: &Args) -> R<Flow> {
         })
     })?;
     let mut lines = vec![
-        format!("usage: {}", c.usage),
+        format!("usage: {}", c.usage()),
         String::new(),
         wrap(c.help, "", ""),
     ];
     if !c.aliases.is_empty() {
         lines.push(format!("aliases: {}", c.aliases.join(", ")));
     }
-    if !c.flags.is_empty() {
+    // each argument and flag with its help, from the signature
+    if !c.sig.positionals.is_empty() {
+        lines.push(String::new());
+        lines.push("arguments:".into());
+        for p in c.sig.positionals {
+            let how = match p.arity {
+                Arity::Required => "",
+                Arity::Optional => " (optional)",
+                Arity::Repeated => " (any number)",
+                Arity::OneOrMore => " (one or more)",
+            };
+            lines.push(wrap(
+                &format!("{:<28} {}{how}", p.name, p.help),
+                "  ",
+                &" ".repeat(31),
+            ));
+        }
+    }
+    if !c.sig.flags.is_empty() {
         lines.push(String::new());
         lines.push("flags:".into());
-        for f in c.flags {
+        for f in c.sig.flags {
             let head = match f.value {
                 Some(v) => format!("--{} {v}", f.name),
                 None => format!("--{}", f.name),

@@ -1,7 +1,6 @@
 use super::*;
 
 pub(super) fn cmd_infer(s: &mut Session, a: &Args) -> R<Flow> {
-    no_args("infer", a)?;
     let mut m = s.model()?.clone();
     let r = shape::infer_model(&mut m);
     s.model = Some(m);

@@ -1,7 +1,6 @@
 use super::*;
 
 pub(super) fn cmd_inputs(s: &mut Session, a: &Args) -> R<Flow> {
-    no_args("inputs", a)?;
     let decl = declared_inputs(s)?;
     let mut d = Data::new(&["name", "type", "value"], Json::Null);
     let mut arr = Vec::new();

@@ -15,7 +15,7 @@ pub(super) fn cmd_let(s: &mut Session, a: &Args) -> R<Flow> {
         return Ok(Flow::Continue);
     }
     let (raw_name, value) =
-        split_assignment(t).ok_or_else(|| CmdError("usage: let NAME = EXPR".into()))?;
+        split_assignment(t).ok_or_else(|| usage_error("let", "expected NAME = EXPR"))?;
     // (split_assignment unquotes the name) bare names are identifiers,
     // dots allowed (`p2o.DynamicDimension.0`); any other symbol is written
     // quoted (`let "batch size" = 2`)

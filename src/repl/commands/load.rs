@@ -1,7 +1,7 @@
 use super::*;
 
 pub(super) fn cmd_load(s: &mut Session, a: &Args) -> R<Flow> {
-    let p = one_path("load", a)?;
+    let p = path_arg(a, 0);
     let path = Path::new(&p);
     if path.is_dir() {
         return Err(CmdError(format!("{p}: is a folder, not a model file")));

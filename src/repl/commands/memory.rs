@@ -1,7 +1,6 @@
 use super::*;
 
 pub(super) fn cmd_memory(s: &mut Session, a: &Args) -> R<Flow> {
-    no_args("memory", a)?;
     use crate::runtime::usage::{memory_series, peak};
     use crate::tensor::budget::human;
     let released = s

@@ -38,30 +38,22 @@ mod save;
 mod set;
 mod shapes;
 mod show;
+mod signature;
 mod source;
 mod unlet;
 
 pub(super) type R<T> = Result<T, CmdError>;
 
-/// A flag of a command: `--name` or `--name VALUE`.
-pub struct Flag {
-    pub name: &'static str,
-    /// The value's placeholder, `None` for a switch.
-    pub value: Option<&'static str>,
-    pub help: &'static str,
-}
+pub use signature::{Arity, Flag, Kind, Positional, Signature};
 
 /// One shell command.
 pub struct Command {
     pub name: &'static str,
     pub aliases: &'static [&'static str],
-    pub usage: &'static str,
     pub help: &'static str,
-    pub flags: &'static [Flag],
-    /// The argument text is taken as is (no flag parsing).
-    pub raw: bool,
-    /// Accepts `--format` and `--out`.
-    pub data: bool,
+    /// Its positionals and flags: usage, checks, help and completion come
+    /// from it.
+    pub sig: Signature,
     pub handler: fn(&mut Session, &Args) -> R<Flow>,
 }
 
@@ -69,6 +61,8 @@ pub struct Command {
 pub struct Args {
     /// The positional text (flags removed).
     pub rest: String,
+    /// The positional words (flags removed; empty for a raw command).
+    pub pos: Vec<String>,
     flags: HashMap<&'static str, Option<String>>,
     pub format: Format,
 }
@@ -94,26 +88,71 @@ impl Args {
 
 const FORMAT: Flag = Flag {
     name: "format",
-    value: Some("table|json|csv"),
-    help: "output format",
+    value: Some("F"),
+    kind: Kind::Choice(&["table", "json", "csv"]),
+    help: "output format: table (default), json or csv",
 };
 
 const OUT: Flag = Flag {
     name: "out",
     value: Some("FILE"),
+    kind: Kind::Path,
     help: "write the output to FILE instead of the screen",
 };
 
+/// A signature of these positionals and flags (not raw, not a data
+/// command, no exclusive flags).
+const fn sig(positionals: &'static [Positional], flags: &'static [Flag]) -> Signature {
+    Signature {
+        positionals,
+        flags,
+        exclusive: &[],
+        instead: None,
+        raw: false,
+        data: false,
+    }
+}
+
+impl Signature {
+    const fn raw(mut self) -> Self {
+        self.raw = true;
+        self
+    }
+
+    const fn data(mut self) -> Self {
+        self.data = true;
+        self
+    }
+
+    const fn exclusive(mut self, groups: &'static [&'static [&'static str]]) -> Self {
+        self.exclusive = groups;
+        self
+    }
+
+    const fn instead(mut self, flag: &'static str) -> Self {
+        self.instead = Some(flag);
+        self
+    }
+}
+
+macro_rules! pos {
+    ($name:expr, $kind:ident, $arity:ident, $help:expr) => {
+        Positional {
+            name: $name,
+            kind: Kind::$kind,
+            arity: Arity::$arity,
+            help: $help,
+        }
+    };
+}
+
 macro_rules! cmd {
-    ($name:expr, $aliases:expr, $usage:expr, $help:expr, $flags:expr, raw=$raw:expr, data=$data:expr, $h:expr) => {
+    ($name:expr, $aliases:expr, $help:expr, $sig:expr, $h:expr) => {
         Command {
             name: $name,
             aliases: $aliases,
-            usage: $usage,
             help: $help,
-            flags: $flags,
-            raw: $raw,
-            data: $data,
+            sig: $sig,
             handler: $h,
         }
     };
@@ -121,39 +160,39 @@ macro_rules! cmd {
 
 /// Every command of the shell.
 pub static COMMANDS: &[Command] = &[
-    cmd!("load", &[], "load PATH", "Load a model: binary protobuf (.onnx, external data beside it allowed) or ONNX text syntax.", &[], raw = false, data = false, load::cmd_load),
-    cmd!("parse", &[], "parse TEXT", "Parse a model given inline in ONNX text syntax; an unclosed bracket continues on the next lines.", &[], raw = true, data = false, parse::cmd_parse),
-    cmd!("save", &[], "save PATH [--external-threshold BYTES]", "Save the model: .onnx as binary protobuf, anything else as ONNX text. Written atomically.", &[Flag { name: "external-threshold", value: Some("BYTES"), help: "tensors of at least BYTES go to PATH.data, referenced from the model (binary or text)" }], raw = false, data = false, save::cmd_save),
-    cmd!("show", &[], "show [--text|--plan]", "Pretty summary of the model (opsets, graph, inputs, initializers, numbered nodes, outputs), with --text its canonical ONNX text, with --plan the steps an unobserved run executes after the plan-time passes (fused steps name the nodes they cover).", &[Flag { name: "text", value: None, help: "print the canonical text syntax" }, Flag { name: "plan", value: None, help: "print the executed plan (fused steps, the nodes each covers)" }, OUT], raw = false, data = false, show::cmd_show),
-    cmd!("infer", &[], "infer [--format F] [--out FILE]", "Infer every value's element type and shape (symbolic), write graph.value_info, and list the equations found (M = 2*N).", &[FORMAT, OUT], raw = false, data = true, infer::cmd_infer),
-    cmd!("let", &[], "let [NAME = EXPR]", "Bind a symbol to an integer (EXPR may use bound symbols); without arguments, list the bindings.", &[FORMAT, OUT], raw = true, data = true, r#let::cmd_let),
-    cmd!("unlet", &[], "unlet NAME", "Drop a binding.", &[], raw = false, data = false, unlet::cmd_unlet),
-    cmd!("eval", &[], "eval EXPR [--format F]", "Evaluate a dimension expression with the bindings; with unbound symbols, print it simplified. Integers and symbols (N, p2o.DynamicDimension.0, or any name quoted: \"batch size\"); operators + - * // (floor division) % (floor modulo) and parentheses; functions Max(a, b, ...), Min(a, b, ...), CeilToInt(a, b) (ceiling of a/b).", &[FORMAT, OUT], raw = false, data = true, eval::cmd_eval),
-    cmd!("shapes", &[], "shapes [--format F] [--out FILE]", "Every value's inferred shape next to the shape resolved with the bindings.", &[FORMAT, OUT], raw = false, data = true, shapes::cmd_shapes),
-    cmd!("set", &[], "set NAME = TENSOR", "Set a model input to a tensor expression (arange(8).reshape(2,4), rand(N,4), [1, 2]...). Tensor expressions: literals [1, 2], [[1., 2.], [3., 4.]], [\"a\", \"b\"], [true, false]; maps {\"a\": 1.5, \"b\": 2} or {1: \"x\"} (inputs of type map, e.g. DictVectorizer's); constructors arange(stop) or arange(start, stop[, step]), zeros(d, ...), ones(d, ...), full([d, ...], value), eye(n), linspace(a, b, n), rand(d, ...) (uniform in [0, 1), seeded by config seed), randn(d, ...) (normal), npy(\"file.npy\"), pb(\"file.pb\"); methods .reshape(d, ...) (one -1 allowed), .astype(TYPE) (float, int64, ...), .T / .transpose(perm...). Dimensions may be bound symbols (rand(N, 4)).", &[], raw = true, data = false, set::cmd_set),
-    cmd!("inputs", &[], "inputs [--format F]", "Declared inputs, their types, and the values set.", &[FORMAT, OUT], raw = false, data = true, inputs::cmd_inputs),
-    cmd!("run", &[], "run [NAME=TENSOR ...] [--release|--no-release]", "Set the given inputs, run the model, print the outputs. TENSOR is a tensor expression ('help set' lists them).", &[Flag { name: "release", value: None, help: "release intermediates after their last use (this run)" }, Flag { name: "no-release", value: None, help: "keep every intermediate (this run)" }], raw = false, data = false, run::cmd_run),
-    cmd!("print", &[], "print NAME[INDEX] [--full] [--stats] [--format text|json|csv|npy] [--out FILE]", "Print a value: an input, an output, an initializer, or a value still held after the run. NAME[INDEX] prints part of a tensor, numpy-style: integers (negative from the end), start:stop:step, ':' and '...' (print x[0, :3], print \"a.b\"[..., -1]); it works with --stats and --format. Large tensors are summarised numpy-style (config print-threshold); --full prints every element; --stats prints min, max, mean, std and the NaN and infinity counts instead; --format json|csv|npy exports the whole tensor (npy needs --out). Maps print as dicts and export as JSON or CSV.", &[Flag { name: "full", value: None, help: "every element, never summarised" }, Flag { name: "stats", value: None, help: "min, max, mean, std, NaN and infinity counts" }, Flag { name: "format", value: Some("text|json|csv|npy"), help: "text (default), or the whole tensor as JSON, CSV or .npy" }, OUT], raw = false, data = false, print::cmd_print),
-    cmd!("bench", &[], "bench [--runs N] [--warmup K] [NAME=TENSOR ...]", "Run the model K+N times with events off; print min, median and max milliseconds.", &[Flag { name: "runs", value: Some("N"), help: "timed runs (default 10)" }, Flag { name: "warmup", value: Some("K"), help: "untimed runs first (default 1)" }, FORMAT, OUT], raw = false, data = true, bench::cmd_bench),
-    cmd!("events", &[], "events [--action A[,A]] [--kind K[,K]] [--name NAME] [--shapes] [--format F]", "The event log of the last run, filtered; --shapes adds check's columns (inferred, resolved shape, status) to each value.", &[Flag { name: "shapes", value: None, help: "add inferred shape, resolved shape and OK/MISMATCH/UNKNOWN to each value event" }, Flag { name: "action", value: Some("A[,A]"), help: "add, replace, remove, run_node" }, Flag { name: "kind", value: Some("K[,K]"), help: "input, initializer, intermediate, output, node" }, Flag { name: "name", value: Some("NAME"), help: "one value or node name" }, FORMAT, OUT], raw = false, data = true, events::cmd_events),
-    cmd!("profile", &[], "profile [--nodes] [--format F] [--out FILE]", "Where the last run's time went: per operator type (count, total microseconds, share), or per node with --nodes, largest first, with a bar chart in the table. Needs the event log (config events on).", &[Flag { name: "nodes", value: None, help: "one row per node instead of per operator type" }, FORMAT, OUT], raw = false, data = true, profile::cmd_profile),
-    cmd!("memory", &[], "memory [--svg FILE] [--format F] [--out FILE]", "Bytes of live values (inputs, initializers, intermediates, outputs) after each node of the last run, with a bar chart and the peak marked; --svg writes the chart as a picture. Run with release on and off to see what release frees.", &[Flag { name: "svg", value: Some("FILE"), help: "write the chart as an SVG picture" }, FORMAT, OUT], raw = false, data = true, memory::cmd_memory),
-    cmd!("check", &[], "check [--format F]", "For every value the last run produced: runtime shape, inferred shape, resolved shape, OK/MISMATCH/UNKNOWN.", &[FORMAT, OUT], raw = false, data = true, check::cmd_check),
-    cmd!("config", &[], "config [KEY [VALUE]]", "Show or set options: events on|off, release on|off, max-values N, precision N, print-threshold N (tensors with more elements print summarised, default 1000), line-width N|auto, seed N, threads N, max-memory SIZE|default (4G, 512M), max-iterations N, max-events N.", &[], raw = false, data = false, config::cmd_config),
-    cmd!("dump", &[], "dump DIR [--values a,b | --all] [--pb]", "Write values of the last run to DIR as .npy files (with --pb also .pb TensorProto files) and DIR/manifest.json: [{name, file, elem_type, shape, node_index}] (node_index: the node that wrote the value, null for inputs and initializers). By default the graph outputs and intermediates; --all adds the inputs and initializers; --values names some (quoted when not identifiers: --values \"a.b\",c). File names are the value names made safe (characters other than letters, digits, '.', '-', '_' become '_', repeats get _2, _3...); the manifest maps names to files. Values released by the last run (release on) are written during a second run on the same inputs, each as it is produced (random operators then draw again). Only values of the main graph are dumped (not those inside Loop, If or Scan bodies); sequences and maps are skipped. On a failure the files written are removed and no manifest is written.", &[Flag { name: "values", value: Some("a,b"), help: "the values to write (comma-separated names)" }, Flag { name: "all", value: None, help: "also the inputs and initializers" }, Flag { name: "pb", value: None, help: "also write each value as a .pb TensorProto" }], raw = false, data = false, super::dump::cmd_dump),
-    cmd!("compare", &[], "compare REF [NAME=TENSOR ...] [--rtol R] [--atol A] [--all] [--format F]", "Run this model and REF (another model file: the same network before an optimisation or a conversion, or a dump folder with manifest.json) on the same inputs (the session's, plus NAME=TENSOR as for run), keeping every intermediate, and report the first node (in this model's execution order) whose output differs beyond tolerance (|a - b| <= atol + rtol * |b|; defaults rtol 1e-3, atol 1e-7 as 'test'). Values match by name (same element type and shape), else by position: the next unmatched REF value of the same type and shape between the neighbouring name matches. REF's inputs are matched by name, else by position. Only values of the main graph are compared. JSON: {first_divergence: {node: {index, op_type, domain, name}, value, max_abs, max_rel} or null, matched, values: [...] (with --all: name, ref, max_abs, max_rel, ok per matched value)}. Afterwards 'print NAME' shows any value of this model's run.", &[Flag { name: "rtol", value: Some("R"), help: "relative tolerance (default 1e-3)" }, Flag { name: "atol", value: Some("A"), help: "absolute tolerance (default 1e-7)" }, Flag { name: "all", value: None, help: "one row per matched value" }, FORMAT, OUT], raw = false, data = true, super::compare::cmd_compare),
-    cmd!("source", &[], "source PATH", "Run a script inside the current session.", &[], raw = false, data = false, source::cmd_source),
-    cmd!("help", &[], "help [COMMAND]", "List the commands, or describe one.", &[], raw = false, data = false, help::cmd_help),
-    cmd!("break", &[], "break [--op OP] [--node NAME|#INDEX] [--value NAME] [--if EXPR]", "Set a breakpoint for 'run'. With --op and/or --node only, the run stops before a matching node (--node #INDEX: a main-graph node by index; NAME: a node of any graph, Loop/Scan/If bodies included). With --value and/or --if it stops after the node that writes the value (--value: that value; --if alone: any value) when the condition holds. EXPR is a condition on the value's statistics, the value named by any identifier: 'max(abs(z)) > 1e4', 'isnan(z)', 'any(isinf(z))', 'all(isfinite(z))', 'mean(z) < 0 and std(z) > 1 or not isnan(z)'; min, max, mean, std (over the finite elements, as print --stats), count; + - * /, comparisons, and/or/not (&& || !). A malformed condition is refused with its column. Breakpoints and watches share one numbered list ('breaks').", &[Flag { name: "op", value: Some("OP"), help: "stop before a node of this operator type" }, Flag { name: "node", value: Some("NAME|#INDEX"), help: "stop before this node" }, Flag { name: "value", value: Some("NAME"), help: "stop after the node that writes this value" }, Flag { name: "if", value: Some("EXPR"), help: "stop after a value is written when EXPR holds" }], raw = true, data = false, super::debugger::cmd_break),
-    cmd!("breaks", &[], "breaks [--format F]", "List the breakpoints and watches, numbered (the numbers 'delete' takes), with how often each breakpoint stopped a run.", &[FORMAT, OUT], raw = false, data = true, super::debugger::cmd_breaks),
-    cmd!("delete", &[], "delete N [N ...] | --all", "Remove breakpoints or watches by number ('breaks' lists them), or all of them.", &[Flag { name: "all", value: None, help: "remove every breakpoint and watch" }], raw = false, data = false, super::debugger::cmd_delete),
-    cmd!("watch", &[], "watch NAME", "Print a value's statistics (element type, shape, min, max, mean, std, NaN and infinity counts) each time a run writes it, inside Loop/Scan/If bodies too. Listed by 'breaks'; removed by 'unwatch NAME' or 'delete N'.", &[], raw = false, data = false, super::debugger::cmd_watch),
-    cmd!("unwatch", &[], "unwatch NAME", "Stop watching a value.", &[], raw = false, data = false, super::debugger::cmd_unwatch),
-    cmd!("step", &[], "step [N]", "At a stop: run N more nodes (default 1; nodes inside Loop/Scan/If bodies count) and stop again.", &[], raw = false, data = false, super::debugger::cmd_step),
-    cmd!("continue", &["cont"], "continue", "At a stop: run on to the next breakpoint or to the end (then the outputs print as after a plain run).", &[], raw = false, data = false, super::debugger::cmd_continue),
-    cmd!("finish", &[], "finish", "At a stop: run to the end ignoring breakpoints (watches still print).", &[], raw = false, data = false, super::debugger::cmd_finish),
-    cmd!("where", &[], "where [--format F]", "At a stop: the node (before it runs, or after it wrote a value; the body, depth and iteration inside a Loop/Scan/If), its inputs with statistics, and the values alive with their bytes. 'print NAME' and 'print NAME --stats' read any value alive at the stop. Ctrl-C during 'run' stops it the same way ('continue' resumes); any command but where, print, step, continue, finish, break, breaks, delete, watch, unwatch, help, show, inputs and eval abandons the stopped run.", &[FORMAT, OUT], raw = false, data = true, super::debugger::cmd_where),
-    cmd!("quit", &["exit"], "quit", "Leave the shell.", &[], raw = false, data = false, quit::cmd_quit),
+    cmd!("load", &[], "Load a model: binary protobuf (.onnx, external data beside it allowed) or ONNX text syntax.", sig(&[pos!("PATH", Path, Required, "a model file: binary protobuf (.onnx) or ONNX text")], &[]), load::cmd_load),
+    cmd!("parse", &[], "Parse a model given inline in ONNX text syntax; an unclosed bracket continues on the next lines.", sig(&[pos!("TEXT", Text, Required, "the model in ONNX text syntax")], &[]).raw(), parse::cmd_parse),
+    cmd!("save", &[], "Save the model: .onnx as binary protobuf, anything else as ONNX text. Written atomically.", sig(&[pos!("PATH", Path, Required, "the file to write (.onnx: binary protobuf, else ONNX text)")], &[Flag { name: "external-threshold", value: Some("BYTES"), kind: Kind::Integer, help: "tensors of at least BYTES go to PATH.data, referenced from the model (binary or text)" }]), save::cmd_save),
+    cmd!("show", &[], "Pretty summary of the model (opsets, graph, inputs, initializers, numbered nodes, outputs), with --text its canonical ONNX text, with --plan the steps an unobserved run executes after the plan-time passes (fused steps name the nodes they cover).", sig(&[], &[Flag { name: "text", value: None, kind: Kind::Text, help: "print the canonical text syntax" }, Flag { name: "plan", value: None, kind: Kind::Text, help: "print the executed plan (fused steps, the nodes each covers)" }, OUT]).exclusive(&[&["text", "plan"]]), show::cmd_show),
+    cmd!("infer", &[], "Infer every value's element type and shape (symbolic), write graph.value_info, and list the equations found (M = 2*N).", sig(&[], &[FORMAT, OUT]).data(), infer::cmd_infer),
+    cmd!("let", &[], "Bind a symbol to an integer (EXPR may use bound symbols); without arguments, list the bindings.", sig(&[pos!("NAME = EXPR", SymbolAssign, Optional, "a symbol, '=' and an integer expression (NAME = EXPR)")], &[FORMAT, OUT]).raw().data(), r#let::cmd_let),
+    cmd!("unlet", &[], "Drop a binding.", sig(&[pos!("NAME", Symbol, Required, "a bound symbol")], &[]), unlet::cmd_unlet),
+    cmd!("eval", &[], "Evaluate a dimension expression with the bindings; with unbound symbols, print it simplified. Integers and symbols (N, p2o.DynamicDimension.0, or any name quoted: \"batch size\"); operators + - * // (floor division) % (floor modulo) and parentheses; functions Max(a, b, ...), Min(a, b, ...), CeilToInt(a, b) (ceiling of a/b).", sig(&[pos!("EXPR", DimExpr, Required, "a dimension expression")], &[FORMAT, OUT]).data(), eval::cmd_eval),
+    cmd!("shapes", &[], "Every value's inferred shape next to the shape resolved with the bindings.", sig(&[], &[FORMAT, OUT]).data(), shapes::cmd_shapes),
+    cmd!("set", &[], "Set a model input to a tensor expression (arange(8).reshape(2,4), rand(N,4), [1, 2]...). Tensor expressions: literals [1, 2], [[1., 2.], [3., 4.]], [\"a\", \"b\"], [true, false]; maps {\"a\": 1.5, \"b\": 2} or {1: \"x\"} (inputs of type map, e.g. DictVectorizer's); constructors arange(stop) or arange(start, stop[, step]), zeros(d, ...), ones(d, ...), full([d, ...], value), eye(n), linspace(a, b, n), rand(d, ...) (uniform in [0, 1), seeded by config seed), randn(d, ...) (normal), npy(\"file.npy\"), pb(\"file.pb\"); methods .reshape(d, ...) (one -1 allowed), .astype(TYPE) (float, int64, ...), .T / .transpose(perm...). Dimensions may be bound symbols (rand(N, 4)).", sig(&[pos!("NAME = TENSOR", InputAssign, Required, "an input, '=' and a tensor expression (NAME = TENSOR)")], &[]).raw(), set::cmd_set),
+    cmd!("inputs", &[], "Declared inputs, their types, and the values set.", sig(&[], &[FORMAT, OUT]).data(), inputs::cmd_inputs),
+    cmd!("run", &[], "Set the given inputs, run the model, print the outputs. TENSOR is a tensor expression ('help set' lists them).", sig(&[pos!("NAME=TENSOR", TensorAssign, Repeated, "an input set to a tensor expression")], &[Flag { name: "release", value: None, kind: Kind::Text, help: "release intermediates after their last use (this run)" }, Flag { name: "no-release", value: None, kind: Kind::Text, help: "keep every intermediate (this run)" }]).exclusive(&[&["release", "no-release"]]), run::cmd_run),
+    cmd!("print", &[], "Print a value: an input, an output, an initializer, or a value still held after the run. NAME[INDEX] prints part of a tensor, numpy-style: integers (negative from the end), start:stop:step, ':' and '...' (print x[0, :3], print \"a.b\"[..., -1]); it works with --stats and --format. Large tensors are summarised numpy-style (config print-threshold); --full prints every element; --stats prints min, max, mean, std and the NaN and infinity counts instead; --format json|csv|npy exports the whole tensor (npy needs --out). Maps print as dicts and export as JSON or CSV.", sig(&[pos!("NAME[INDEX]", ValueIndex, Required, "a value, optionally indexed numpy-style")], &[Flag { name: "full", value: None, kind: Kind::Text, help: "every element, never summarised" }, Flag { name: "stats", value: None, kind: Kind::Text, help: "min, max, mean, std, NaN and infinity counts" }, Flag { name: "format", value: Some("text|json|csv|npy"), kind: Kind::Choice(&["text", "json", "csv", "npy"]), help: "text (default), or the whole tensor as JSON, CSV or .npy" }, OUT]), print::cmd_print),
+    cmd!("bench", &[], "Run the model K+N times with events off; print min, median and max milliseconds.", sig(&[pos!("NAME=TENSOR", TensorAssign, Repeated, "an input set to a tensor expression")], &[Flag { name: "runs", value: Some("N"), kind: Kind::Integer, help: "timed runs (default 10)" }, Flag { name: "warmup", value: Some("K"), kind: Kind::Integer, help: "untimed runs first (default 1)" }, FORMAT, OUT]).data(), bench::cmd_bench),
+    cmd!("events", &[], "The event log of the last run, filtered; --shapes adds check's columns (inferred, resolved shape, status) to each value.", sig(&[], &[Flag { name: "action", value: Some("A[,A]"), kind: Kind::ChoiceList(&["add", "replace", "remove", "run_node"]), help: "add, replace, remove, run_node" }, Flag { name: "kind", value: Some("K[,K]"), kind: Kind::ChoiceList(&["input", "initializer", "intermediate", "output", "node"]), help: "input, initializer, intermediate, output, node" }, Flag { name: "name", value: Some("NAME"), kind: Kind::EventName, help: "one value or node name" }, Flag { name: "shapes", value: None, kind: Kind::Text, help: "add inferred shape, resolved shape and OK/MISMATCH/UNKNOWN to each value event" }, FORMAT, OUT]).data(), events::cmd_events),
+    cmd!("profile", &[], "Where the last run's time went: per operator type (count, total microseconds, share), or per node with --nodes, largest first, with a bar chart in the table. Needs the event log (config events on).", sig(&[], &[Flag { name: "nodes", value: None, kind: Kind::Text, help: "one row per node instead of per operator type" }, FORMAT, OUT]).data(), profile::cmd_profile),
+    cmd!("memory", &[], "Bytes of live values (inputs, initializers, intermediates, outputs) after each node of the last run, with a bar chart and the peak marked; --svg writes the chart as a picture. Run with release on and off to see what release frees.", sig(&[], &[Flag { name: "svg", value: Some("FILE"), kind: Kind::Path, help: "write the chart as an SVG picture" }, FORMAT, OUT]).data(), memory::cmd_memory),
+    cmd!("check", &[], "For every value the last run produced: runtime shape, inferred shape, resolved shape, OK/MISMATCH/UNKNOWN.", sig(&[], &[FORMAT, OUT]).data(), check::cmd_check),
+    cmd!("config", &[], "Show or set options: events on|off, release on|off, max-values N, precision N, print-threshold N (tensors with more elements print summarised, default 1000), line-width N|auto, seed N, threads N, max-memory SIZE|default (4G, 512M), max-iterations N, max-events N.", sig(&[pos!("KEY", ConfigKey, Optional, "an option"), pos!("VALUE", ConfigValue, Optional, "the option's new value")], &[]), config::cmd_config),
+    cmd!("dump", &[], "Write values of the last run to DIR as .npy files (with --pb also .pb TensorProto files) and DIR/manifest.json: [{name, file, elem_type, shape, node_index}] (node_index: the node that wrote the value, null for inputs and initializers). By default the graph outputs and intermediates; --all adds the inputs and initializers; --values names some (quoted when not identifiers: --values \"a.b\",c). File names are the value names made safe (characters other than letters, digits, '.', '-', '_' become '_', repeats get _2, _3...); the manifest maps names to files. Values released by the last run (release on) are written during a second run on the same inputs, each as it is produced (random operators then draw again). Only values of the main graph are dumped (not those inside Loop, If or Scan bodies); sequences and maps are skipped. On a failure the files written are removed and no manifest is written.", sig(&[pos!("DIR", Path, Required, "the folder to write")], &[Flag { name: "values", value: Some("a,b"), kind: Kind::NameList, help: "the values to write (comma-separated names)" }, Flag { name: "all", value: None, kind: Kind::Text, help: "also the inputs and initializers" }, Flag { name: "pb", value: None, kind: Kind::Text, help: "also write each value as a .pb TensorProto" }]).exclusive(&[&["values", "all"]]), super::dump::cmd_dump),
+    cmd!("compare", &[], "Run this model and REF (another model file: the same network before an optimisation or a conversion, or a dump folder with manifest.json) on the same inputs (the session's, plus NAME=TENSOR as for run), keeping every intermediate, and report the first node (in this model's execution order) whose output differs beyond tolerance (|a - b| <= atol + rtol * |b|; defaults rtol 1e-3, atol 1e-7 as 'test'). Values match by name (same element type and shape), else by position: the next unmatched REF value of the same type and shape between the neighbouring name matches. REF's inputs are matched by name, else by position. Only values of the main graph are compared. JSON: {first_divergence: {node: {index, op_type, domain, name}, value, max_abs, max_rel} or null, matched, values: [...] (with --all: name, ref, max_abs, max_rel, ok per matched value)}. Afterwards 'print NAME' shows any value of this model's run.", sig(&[pos!("REF", Path, Required, "a model file or a dump folder"), pos!("NAME=TENSOR", TensorAssign, Repeated, "an input set to a tensor expression")], &[Flag { name: "rtol", value: Some("R"), kind: Kind::Text, help: "relative tolerance (default 1e-3)" }, Flag { name: "atol", value: Some("A"), kind: Kind::Text, help: "absolute tolerance (default 1e-7)" }, Flag { name: "all", value: None, kind: Kind::Text, help: "one row per matched value" }, FORMAT, OUT]).data(), super::compare::cmd_compare),
+    cmd!("source", &[], "Run a script inside the current session.", sig(&[pos!("PATH", Path, Required, "a script file")], &[]), source::cmd_source),
+    cmd!("help", &[], "List the commands, or describe one.", sig(&[pos!("COMMAND", CommandName, Optional, "a command")], &[]), help::cmd_help),
+    cmd!("break", &[], "Set a breakpoint for 'run'. With --op and/or --node only, the run stops before a matching node (--node #INDEX: a main-graph node by index; NAME: a node of any graph, Loop/Scan/If bodies included). With --value and/or --if it stops after the node that writes the value (--value: that value; --if alone: any value) when the condition holds. EXPR is a condition on the value's statistics, the value named by any identifier: 'max(abs(z)) > 1e4', 'isnan(z)', 'any(isinf(z))', 'all(isfinite(z))', 'mean(z) < 0 and std(z) > 1 or not isnan(z)'; min, max, mean, std (over the finite elements, as print --stats), count; + - * /, comparisons, and/or/not (&& || !). A malformed condition is refused with its column. Breakpoints and watches share one numbered list ('breaks').", sig(&[], &[Flag { name: "op", value: Some("OP"), kind: Kind::OpType, help: "stop before a node of this operator type" }, Flag { name: "node", value: Some("NAME|#INDEX"), kind: Kind::NodeName, help: "stop before this node" }, Flag { name: "value", value: Some("NAME"), kind: Kind::ValueName, help: "stop after the node that writes this value" }, Flag { name: "if", value: Some("EXPR"), kind: Kind::Condition, help: "stop after a value is written when EXPR holds" }]).raw(), super::debugger::cmd_break),
+    cmd!("breaks", &[], "List the breakpoints and watches, numbered (the numbers 'delete' takes), with how often each breakpoint stopped a run.", sig(&[], &[FORMAT, OUT]).data(), super::debugger::cmd_breaks),
+    cmd!("delete", &[], "Remove breakpoints or watches by number ('breaks' lists them), or all of them.", sig(&[pos!("N", Integer, OneOrMore, "a breakpoint number (see 'breaks')")], &[Flag { name: "all", value: None, kind: Kind::Text, help: "remove every breakpoint and watch" }]).instead("all"), super::debugger::cmd_delete),
+    cmd!("watch", &[], "Print a value's statistics (element type, shape, min, max, mean, std, NaN and infinity counts) each time a run writes it, inside Loop/Scan/If bodies too. Listed by 'breaks'; removed by 'unwatch NAME' or 'delete N'.", sig(&[pos!("NAME", ValueName, Required, "a value name")], &[]), super::debugger::cmd_watch),
+    cmd!("unwatch", &[], "Stop watching a value.", sig(&[pos!("NAME", ValueName, Required, "a watched value name")], &[]), super::debugger::cmd_unwatch),
+    cmd!("step", &[], "At a stop: run N more nodes (default 1; nodes inside Loop/Scan/If bodies count) and stop again.", sig(&[pos!("N", Count, Optional, "a count of nodes (1 or more)")], &[]), super::debugger::cmd_step),
+    cmd!("continue", &["cont"], "At a stop: run on to the next breakpoint or to the end (then the outputs print as after a plain run).", sig(&[], &[]), super::debugger::cmd_continue),
+    cmd!("finish", &[], "At a stop: run to the end ignoring breakpoints (watches still print).", sig(&[], &[]), super::debugger::cmd_finish),
+    cmd!("where", &[], "At a stop: the node (before it runs, or after it wrote a value; the body, depth and iteration inside a Loop/Scan/If), its inputs with statistics, and the values alive with their bytes. 'print NAME' and 'print NAME --stats' read any value alive at the stop. Ctrl-C during 'run' stops it the same way ('continue' resumes); any command but where, print, step, continue, finish, break, breaks, delete, watch, unwatch, help, show, inputs and eval abandons the stopped run.", sig(&[], &[FORMAT, OUT]).data(), super::debugger::cmd_where),
+    cmd!("quit", &["exit"], "Leave the shell.", sig(&[], &[]), quit::cmd_quit),
 ];
 
 /// The command of a name or alias.
@@ -192,10 +231,11 @@ pub fn suggest(name: &str) -> Option<&'static str> {
 fn parse_args(c: &Command, text: &str) -> R<Args> {
     let mut flags = HashMap::new();
     let mut format = Format::Table;
-    if c.raw {
+    let sig = &c.sig;
+    if sig.raw {
         // a raw command still takes its data flags at the very end
         let mut rest = text.trim().to_string();
-        if c.data {
+        if sig.data {
             loop {
                 let toks = lex::tokens(&rest);
                 let n = toks.len();
@@ -216,8 +256,10 @@ fn parse_args(c: &Command, text: &str) -> R<Args> {
         if let Some(f) = flags.get("format").cloned().flatten() {
             format = Format::parse(&f)?;
         }
+        c.check_args(&[], &rest, &|f| flags.contains_key(f))?;
         return Ok(Args {
             rest,
+            pos: Vec::new(),
             flags,
             format,
         });
@@ -235,8 +277,9 @@ fn parse_args(c: &Command, text: &str) -> R<Args> {
                 Some((n, v)) => (n, Some(v.to_string())),
                 None => (body, None),
             };
-            let f = c.flags.iter().find(|f| f.name == name).ok_or_else(|| {
-                let known: Vec<String> = c.flags.iter().map(|f| format!("--{}", f.name)).collect();
+            let f = sig.flags.iter().find(|f| f.name == name).ok_or_else(|| {
+                let known: Vec<String> =
+                    sig.flags.iter().map(|f| format!("--{}", f.name)).collect();
                 CmdError(if known.is_empty() {
                     format!("{}: unknown flag --{name} (it takes no flags)", c.name)
                 } else {
@@ -266,6 +309,13 @@ fn parse_args(c: &Command, text: &str) -> R<Args> {
                 }
                 None
             };
+            if let (Kind::Integer, Some(v)) = (f.kind, &v) {
+                if v.parse::<u64>().is_err() {
+                    return Err(CmdError(format!(
+                        "--{name} expects a non-negative integer, got '{v}'"
+                    )));
+                }
+            }
             flags.insert(f.name, v);
         } else {
             pos.push(t.clone());
@@ -273,11 +323,14 @@ fn parse_args(c: &Command, text: &str) -> R<Args> {
         i += 1;
     }
     // data commands share one --format; others (print) read theirs
-    if let Some(f) = flags.get("format").cloned().flatten().filter(|_| c.data) {
+    if let Some(f) = flags.get("format").cloned().flatten().filter(|_| sig.data) {
         format = Format::parse(&f)?;
     }
+    let rest = pos.join(" ");
+    c.check_args(&pos, &rest, &|f| flags.contains_key(f))?;
     Ok(Args {
-        rest: pos.join(" "),
+        rest,
+        pos,
         flags,
         format,
     })
@@ -299,7 +352,7 @@ pub fn dispatch(s: &mut Session, line: &str) -> R<Flow> {
             None => format!("unknown command '{name}' (try 'help')"),
         })
     })?;
-    let rest = if c.raw {
+    let rest = if c.sig.raw {
         rest.to_string()
     } else {
         lex::strip_comment(rest).to_string()
@@ -329,28 +382,19 @@ pub(super) fn table_colors(a: &Args) -> bool {
     colored::control::SHOULD_COLORIZE.should_colorize() && a.value("out").is_none()
 }
 
-fn no_args(c: &str, a: &Args) -> R<()> {
-    if a.rest.trim().is_empty() {
-        Ok(())
-    } else {
-        Err(CmdError(format!(
-            "{c} takes no arguments, got '{}' (usage: {})",
-            a.rest.trim(),
-            find(c).map(|c| c.usage).unwrap_or("")
-        )))
+/// An error about the arguments of the command `name`, with its usage.
+pub(super) fn usage_error(name: &str, what: &str) -> CmdError {
+    match find(name) {
+        Some(c) => c.arg_error(what),
+        None => CmdError(format!("{name}: {what}")),
     }
 }
 
-fn one_path(c: &str, a: &Args) -> R<String> {
-    let toks = lex::tokens(&a.rest);
-    if toks.len() != 1 {
-        return Err(CmdError(format!(
-            "usage: {}",
-            find(c).map(|c| c.usage).unwrap_or(c)
-        )));
-    }
-    // `~/m.onnx` is the home folder's, as in a shell
-    Ok(crate::files::expand_home(toks[0].trim_matches('"')))
+/// The path a command's positional `i` names (the signature checked it
+/// is there); `~/m.onnx` is the home folder's, as in a shell.
+pub(super) fn path_arg(a: &Args, i: usize) -> String {
+    let p = a.pos.get(i).map(String::as_str).unwrap_or("");
+    crate::files::expand_home(p.trim_matches('"'))
 }
 
 pub(super) fn emit(s: &mut Session, a: &Args, d: Data) {

@@ -102,12 +102,6 @@ fn export_tensor(name: &str, t: &crate::tensor::Tensor, format: &str) -> R<Vec<u
 }
 
 pub(super) fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
-    if a.rest.trim().is_empty() {
-        return Err(
-            "usage: print NAME[INDEX] [--full] [--stats] [--format text|json|csv|npy] [--out FILE]"
-                .into(),
-        );
-    }
     let arg = a.rest.trim();
     let bad_index =
         |e: crate::repl::slice::SliceError| CmdError(format!("bad index: {}", e.render(arg)));

@@ -1,7 +1,6 @@
 use super::*;
 
 pub(super) fn cmd_profile(s: &mut Session, a: &Args) -> R<Flow> {
-    no_args("profile", a)?;
     let by_node = a.has("nodes");
     let rows = crate::runtime::usage::time_shares(last_events(s)?, by_node);
     let json_rows: Vec<serde_json::Value> = rows

@@ -1,7 +1,7 @@
 use super::*;
 
 pub(super) fn cmd_save(s: &mut Session, a: &Args) -> R<Flow> {
-    let p = one_path("save", a)?;
+    let p = path_arg(a, 0);
     let m = s.model()?;
     let path = Path::new(&p);
     let threshold = match a.value("external-threshold") {

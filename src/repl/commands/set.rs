@@ -2,7 +2,7 @@ use super::*;
 
 pub(super) fn cmd_set(s: &mut Session, a: &Args) -> R<Flow> {
     let (name, expr) =
-        split_assignment(&a.rest).ok_or_else(|| CmdError("usage: set NAME = TENSOR".into()))?;
+        split_assignment(&a.rest).ok_or_else(|| usage_error("set", "expected NAME = TENSOR"))?;
     set_input(s, &name, &expr)?;
     let desc = s
         .inputs

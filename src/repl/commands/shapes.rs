@@ -1,7 +1,6 @@
 use super::*;
 
 pub(super) fn cmd_shapes(s: &mut Session, a: &Args) -> R<Flow> {
-    no_args("shapes", a)?;
     ensure_report(s)?;
     let r = s.report.as_ref().ok_or("no inference report")?;
     let mut d = Data::new(&["name", "inferred", "resolved"], Json::Null);

@@ -1,7 +1,6 @@
 use super::*;
 
 pub(super) fn cmd_show(s: &mut Session, a: &Args) -> R<Flow> {
-    no_args("show", a)?;
     if a.has("plan") {
         let t = plan(s)?.describe_plan();
         s.say(t.trim_end());

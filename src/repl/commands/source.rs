@@ -1,7 +1,7 @@
 use super::*;
 
 pub(super) fn cmd_source(s: &mut Session, a: &Args) -> R<Flow> {
-    let p = one_path("source", a)?;
+    let p = path_arg(a, 0);
     if s.source_depth >= 16 {
         return Err(CmdError(format!(
             "{p}: 'source' nested more than 16 deep (does a script source itself?)"

@@ -1,9 +1,6 @@
 use super::*;
 
 pub(super) fn cmd_unlet(s: &mut Session, a: &Args) -> R<Flow> {
-    if a.rest.trim().is_empty() {
-        return Err("usage: unlet NAME".into());
-    }
     let name = unquote_name(&a.rest).map_err(CmdError)?;
     let name = name.as_str();
     if s.bindings.remove(name).is_none() {
