@@ -4,14 +4,17 @@
 //! [`repl`]. One module per concern:
 //! - [`files`]: reading and writing the user's files safely (regular files only,
 //!   atomic replacement through symlinks);
-//! - [`proto`]: ONNX protobuf types and binary load/save, external data;
+//! - [`proto`]: ONNX protobuf types and binary load/save, external data,
+//!   TensorProto conversion;
 //! - [`text`]: the ONNX text syntax (parser, canonical printer, pretty summary);
 //! - [`expr`]: symbolic dimension expressions;
+//! - [`graph`]: what a graph means, computed once: opsets, node labels, order;
 //! - [`shape`]: shape inference;
 //! - [`value_type`]: the type of a value as inference knows it (`TypeInfo`, `Dim`);
-//! - [`tensor`]: the tensor type and TensorProto conversion;
-//! - [`runtime`]: plan, kernels, event log;
-//! - [`ops`]: the operator table tying op types to shape rules and kernels;
+//! - [`tensor`]: the tensor type, its byte form, zero-copy weights;
+//! - [`runtime`]: plan, plan-time passes, executor, event log;
+//! - [`ops`]: the operator table: op types, typed attributes, shape rules,
+//!   kernels and their interface;
 //! - [`repl`]: the shell.
 
 pub mod expr;
