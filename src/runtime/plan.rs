@@ -240,7 +240,7 @@ fn build_steps(
         .collect();
     let Schedule {
         order,
-        needs: _,
+        needs,
         mut release,
     } = Schedule::build(nodes, &available, &keep, nested)
         .map_err(|e| PlanError(e.describe_nodes(nodes)))?;
@@ -321,7 +321,8 @@ fn build_steps(
                 .map(|s| (!s.is_empty()).then(|| s.clone()))
                 .collect(),
             release: std::mem::take(&mut release[pos]),
-            nested: !implicit_inputs(n).is_empty(),
+            // it reads more than its explicit inputs: through subgraphs
+            nested: needs[k].len() > n.input.iter().filter(|s| !s.is_empty()).count(),
             covers: fusion
                 .and_then(|f| f.covers.get(k).cloned())
                 .unwrap_or_else(|| vec![NodeLabel::of(i, n).short()]),
@@ -334,9 +335,9 @@ fn build_steps(
     let mut const_names: HashSet<String> = init_names.clone();
     let mut const_overridable = HashSet::new();
     let mut const_step = Vec::with_capacity(steps.len());
-    for (step, &i) in steps.iter().zip(&order) {
+    for step in &steps {
         let ok = !is_nondeterministic(&step.op_type)
-            && implicit_inputs(&nodes[i]).is_empty()
+            && !step.nested
             && step
                 .inputs
                 .iter()

@@ -251,30 +251,15 @@ impl Command {
         }
         if sig.raw {
             // the one positional is the whole text
-            if let Some(p) = sig.positionals.first() {
-                let t = text.trim();
-                if t.is_empty() {
-                    if matches!(p.arity, Arity::Required | Arity::OneOrMore) {
-                        return Err(self.arg_error(&format!("missing {}", p.name)));
-                    }
-                } else {
-                    self.check_kind(p, t)?;
-                }
-            }
-            return Ok(());
+            return match sig.positionals.first() {
+                Some(p) => self.check_rest(p, text.trim()),
+                None => Ok(()),
+            };
         }
         let mut i = 0;
         for p in sig.positionals {
             if p.kind.is_rest() {
-                let t = rest_text(text, i);
-                if t.is_empty() {
-                    if matches!(p.arity, Arity::Required | Arity::OneOrMore) {
-                        return Err(self.arg_error(&format!("missing {}", p.name)));
-                    }
-                } else {
-                    self.check_kind(p, t)?;
-                }
-                return Ok(());
+                return self.check_rest(p, rest_text(text, i));
             }
             match p.arity {
                 Arity::Required | Arity::Optional => match pos.get(i) {
@@ -302,6 +287,17 @@ impl Command {
             return Err(self.arg_error(&format!("unexpected '{extra}'")));
         }
         Ok(())
+    }
+
+    /// Checks a positional that takes the rest of the text, `t`.
+    fn check_rest(&self, p: &Positional, t: &str) -> R<()> {
+        if !t.is_empty() {
+            self.check_kind(p, t)
+        } else if matches!(p.arity, Arity::Required | Arity::OneOrMore) {
+            Err(self.arg_error(&format!("missing {}", p.name)))
+        } else {
+            Ok(())
+        }
     }
 
     /// Checks one argument of a kind that can be checked alone.

@@ -7,23 +7,13 @@
 //! applies v * s + t to its output tiles instead.
 
 use super::Work;
+use crate::ops::Attrs;
 use crate::runtime::kernels::conv_epilogue::{Act, Epilogue};
 use crate::tensor::{Tensor, Value};
 use ndarray::{ArrayD, IxDyn};
 
 fn f32_vec(w: &Work, name: &str) -> Option<Vec<f32>> {
-    match w.constant(name)? {
-        Value::Tensor(Tensor::F32(a)) => Some(a.iter().copied().collect()),
-        _ => None,
-    }
-}
-
-fn attr_f(n: &crate::proto::NodeProto, name: &str) -> Option<f32> {
-    n.attribute.iter().find(|a| a.name() == name).map(|a| a.f())
-}
-
-fn attr_i(n: &crate::proto::NodeProto, name: &str) -> Option<i64> {
-    n.attribute.iter().find(|a| a.name() == name).map(|a| a.i())
+    w.f32_constant(name).map(|a| a.iter().copied().collect())
 }
 
 /// The epsilon of BatchNormalization `j` in inference form (one output,
@@ -36,10 +26,11 @@ fn inference_form(w: &Work, j: usize) -> Option<f32> {
     {
         return None;
     }
-    if attr_i(n, "training_mode").unwrap_or(0) != 0 || attr_i(n, "is_test") == Some(0) {
+    let attrs = Attrs::new(n);
+    if attrs.int_or("training_mode", 0) != 0 || attrs.int("is_test") == Some(0) {
         return None;
     }
-    Some(attr_f(n, "epsilon").unwrap_or(1e-5))
+    Some(attrs.float_or("epsilon", 1e-5))
 }
 
 /// Scale and shift per channel of the BatchNormalization `j` when its

@@ -5,13 +5,10 @@
 //! finished.
 
 use super::Work;
+use crate::ops::Attrs;
 use crate::proto::NodeProto;
 use crate::runtime::kernels::conv_epilogue::{Act, Epilogue};
 use crate::tensor::{Tensor, Value};
-
-fn attr_f(n: &NodeProto, name: &str) -> Option<f32> {
-    n.attribute.iter().find(|a| a.name() == name).map(|a| a.f())
-}
 
 /// A constant float32 scalar bound; `Some(None)` when absent.
 fn bound(w: &Work, n: &NodeProto, k: usize) -> Option<Option<f32>> {
@@ -34,18 +31,18 @@ fn activation(w: &Work, j: usize, y: &str) -> Option<Act> {
     if !w.is_op(j, op) {
         return None;
     }
+    let attrs = Attrs::new(n);
     Some(match op {
         "Relu" => Act::Relu,
-        "LeakyRelu" => Act::LeakyRelu(attr_f(n, "alpha").unwrap_or(0.01)),
-        "HardSigmoid" => Act::HardSigmoid(
-            attr_f(n, "alpha").unwrap_or(0.2),
-            attr_f(n, "beta").unwrap_or(0.5),
-        ),
+        "LeakyRelu" => Act::LeakyRelu(attrs.float_or("alpha", 0.01)),
+        "HardSigmoid" => {
+            Act::HardSigmoid(attrs.float_or("alpha", 0.2), attrs.float_or("beta", 0.5))
+        }
         "HardSwish" => Act::HardSwish,
         "Sigmoid" => Act::Sigmoid,
         "Clip" if w.opset < 11 => Act::Clip(
-            Some(attr_f(n, "min").unwrap_or(f32::MIN)),
-            Some(attr_f(n, "max").unwrap_or(f32::MAX)),
+            Some(attrs.float_or("min", f32::MIN)),
+            Some(attrs.float_or("max", f32::MAX)),
         ),
         "Clip" => Act::Clip(bound(w, n, 1)?, bound(w, n, 2)?),
         _ => return None,

@@ -20,10 +20,8 @@ use ndarray::{ArrayD, IxDyn};
 
 /// The float32 values of a constant.
 fn f32_values(w: &Work, name: &str) -> Option<(Vec<usize>, Vec<f32>)> {
-    match w.constant(name)? {
-        Value::Tensor(Tensor::F32(a)) => Some((a.shape().to_vec(), a.iter().copied().collect())),
-        _ => None,
-    }
+    w.f32_constant(name)
+        .map(|a| (a.shape().to_vec(), a.iter().copied().collect()))
 }
 
 /// One value per output channel of a Conv whose weights have shape `ws`

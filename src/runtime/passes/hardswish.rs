@@ -14,23 +14,19 @@
 //! output.
 
 use super::Work;
+use crate::ops::Attrs;
 use crate::proto::attribute_proto::AttributeType;
-use crate::proto::{AttributeProto, NodeProto};
+use crate::proto::AttributeProto;
 use crate::runtime::kernels::conv_epilogue::{Act, Epilogue};
-use crate::tensor::{Tensor, Value};
 
 /// A constant float32 scalar: its value and rank.
 fn scalar(w: &Work, name: &str) -> Option<(f32, usize)> {
-    match w.constant(name)? {
-        Value::Tensor(Tensor::F32(a)) if a.len() == 1 && a.ndim() <= 1 => {
-            a.iter().next().map(|&v| (v, a.ndim()))
-        }
-        _ => None,
+    let a = w.f32_constant(name)?;
+    if a.len() == 1 && a.ndim() <= 1 {
+        a.iter().next().map(|&v| (v, a.ndim()))
+    } else {
+        None
     }
-}
-
-fn attr_f(n: &NodeProto, name: &str) -> Option<f32> {
-    n.attribute.iter().find(|a| a.name() == name).map(|a| a.f())
 }
 
 /// The only reader of `name` (an intermediate that may disappear).
@@ -92,7 +88,8 @@ fn relu6(w: &Work, j: usize, t: &str) -> Option<usize> {
         return None;
     }
     if w.opset < 11 {
-        let (lo, hi) = (attr_f(n, "min")?, attr_f(n, "max")?);
+        let attrs = Attrs::new(n);
+        let (lo, hi) = (attrs.float("min")?, attrs.float("max")?);
         return (lo == 0.0 && hi == 6.0).then_some(0);
     }
     let lo = n.input.get(1).filter(|s| !s.is_empty())?;

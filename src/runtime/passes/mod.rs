@@ -118,6 +118,14 @@ impl Work<'_> {
             .collect()
     }
 
+    /// A float32 constant (see [`Work::constant`]).
+    pub fn f32_constant(&self, name: &str) -> Option<&ndarray::ArrayD<f32>> {
+        match self.constant(name)? {
+            Value::Tensor(crate::tensor::Tensor::F32(a)) => Some(a),
+            _ => None,
+        }
+    }
+
     /// An initializer, a tensor a pass made or a Constant node's value. An
     /// initializer that is also a graph input is recorded in `overridable`
     /// (read it only to use it).
