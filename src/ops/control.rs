@@ -6,7 +6,7 @@ use crate::ops::shape_rules::control as s;
 
 #[rustfmt::skip]
 pub const TABLE: &[OpDef] = &[
-    OpDef { domain: "", op_type: "If", since: 1, shape: Some(s::if_rule), kernel: Some(k::if_op) },
-    OpDef { domain: "", op_type: "Loop", since: 1, shape: Some(s::loop_rule), kernel: Some(k::loop_op) },
-    OpDef { domain: "", op_type: "Scan", since: 1, shape: Some(s::scan_rule), kernel: Some(k::scan) },
+    OpDef { domain: "", op_type: "If", since: 1, shape: s::if_rule, kernel: k::if_op, deterministic: true },
+    OpDef { domain: "", op_type: "Loop", since: 1, shape: s::loop_rule, kernel: k::loop_op, deterministic: true },
+    OpDef { domain: "", op_type: "Scan", since: 1, shape: s::scan_rule, kernel: k::scan, deterministic: true },
 ];

@@ -11,8 +11,9 @@ macro_rules! op {
             domain: "",
             op_type: $name,
             since: 1,
-            shape: Some($shape),
-            kernel: Some($kernel),
+            shape: $shape,
+            kernel: $kernel,
+            deterministic: true,
         }
     };
 }
@@ -97,21 +98,24 @@ pub const TABLE: &[OpDef] = &[
         domain: "",
         op_type: "BitCast",
         since: 1,
-        shape: Some(crate::ops::shape_rules::bit_cast::bit_cast),
-        kernel: Some(crate::ops::kernels::bit_cast::bit_cast),
+        shape: crate::ops::shape_rules::bit_cast::bit_cast,
+        kernel: crate::ops::kernels::bit_cast::bit_cast,
+        deterministic: true,
     },
     OpDef {
         domain: "",
         op_type: "Shrink",
         since: 1,
-        shape: Some(crate::ops::shape_rules::same_as_input),
-        kernel: Some(crate::ops::kernels::shrink::shrink),
+        shape: crate::ops::shape_rules::same_as_input,
+        kernel: crate::ops::kernels::shrink::shrink,
+        deterministic: true,
     },
     OpDef {
         domain: "",
         op_type: "DynamicQuantizeLinear",
         since: 1,
-        shape: Some(crate::ops::shape_rules::dynamic_quantize_linear::dynamic_quantize_linear),
-        kernel: Some(crate::ops::kernels::dynamic_quantize_linear::dynamic_quantize_linear),
+        shape: crate::ops::shape_rules::dynamic_quantize_linear::dynamic_quantize_linear,
+        kernel: crate::ops::kernels::dynamic_quantize_linear::dynamic_quantize_linear,
+        deterministic: true,
     },
 ];

@@ -7,11 +7,11 @@ use crate::ops::shape_rules::image as s;
 
 #[rustfmt::skip]
 pub const TABLE: &[OpDef] = &[
-    OpDef { domain: "", op_type: "Resize", since: 1, shape: Some(s::resize), kernel: Some(k::resize) },
-    OpDef { domain: "", op_type: "Upsample", since: 1, shape: Some(s::upsample), kernel: Some(k::upsample) },
-    OpDef { domain: "", op_type: "NonMaxSuppression", since: 1, shape: Some(s::non_max_suppression), kernel: Some(k::non_max_suppression) },
-    OpDef { domain: "", op_type: "RoiAlign", since: 1, shape: Some(s::roi_align), kernel: Some(k::roi_align) },
-    OpDef { domain: "", op_type: "GridSample", since: 1, shape: Some(s::grid_sample), kernel: Some(k::grid_sample) },
-    OpDef { domain: "", op_type: "ImageDecoder", since: 20, shape: Some(image_decoder::shape), kernel: Some(image_decoder::kernel) },
-    OpDef { domain: "", op_type: "AffineGrid", since: 1, shape: Some(s::affine_grid), kernel: Some(k::affine_grid) },
+    OpDef { domain: "", op_type: "Resize", since: 1, shape: s::resize, kernel: k::resize, deterministic: true },
+    OpDef { domain: "", op_type: "Upsample", since: 1, shape: s::upsample, kernel: k::upsample, deterministic: true },
+    OpDef { domain: "", op_type: "NonMaxSuppression", since: 1, shape: s::non_max_suppression, kernel: k::non_max_suppression, deterministic: true },
+    OpDef { domain: "", op_type: "RoiAlign", since: 1, shape: s::roi_align, kernel: k::roi_align, deterministic: true },
+    OpDef { domain: "", op_type: "GridSample", since: 1, shape: s::grid_sample, kernel: k::grid_sample, deterministic: true },
+    OpDef { domain: "", op_type: "ImageDecoder", since: 20, shape: image_decoder::shape, kernel: image_decoder::kernel, deterministic: true },
+    OpDef { domain: "", op_type: "AffineGrid", since: 1, shape: s::affine_grid, kernel: k::affine_grid, deterministic: true },
 ];

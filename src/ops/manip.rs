@@ -11,8 +11,9 @@ macro_rules! op {
             domain: "",
             op_type: $name,
             since: 1,
-            shape: Some($shape),
-            kernel: Some($kernel),
+            shape: $shape,
+            kernel: $kernel,
+            deterministic: true,
         }
     };
 }
@@ -59,14 +60,16 @@ pub const TABLE: &[OpDef] = &[
         domain: "",
         op_type: "CumProd",
         since: 1,
-        shape: Some(crate::ops::shape_rules::same_as_input),
-        kernel: Some(crate::ops::kernels::cum_prod::cum_prod),
+        shape: crate::ops::shape_rules::same_as_input,
+        kernel: crate::ops::kernels::cum_prod::cum_prod,
+        deterministic: true,
     },
     OpDef {
         domain: "",
         op_type: "CenterCropPad",
         since: 1,
-        shape: Some(crate::ops::shape_rules::center_crop_pad::center_crop_pad),
-        kernel: Some(crate::ops::kernels::center_crop_pad::center_crop_pad),
+        shape: crate::ops::shape_rules::center_crop_pad::center_crop_pad,
+        kernel: crate::ops::kernels::center_crop_pad::center_crop_pad,
+        deterministic: true,
     },
 ];

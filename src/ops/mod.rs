@@ -14,6 +14,34 @@
 //! the engine that runs it only through [`kernel::Subgraph`] and
 //! [`kernel::RunCtx`], which the runtime supplies.
 
+/// One table entry whose shape rule and kernel builder are the `shape`
+/// and `kernel` functions of the operator's own module:
+/// `op_def!("", "Relu", 6, relu)`, or `op_def!("", "RandomNormal", 1,
+/// random_normal, nondeterministic)` for an operator that draws numbers.
+macro_rules! op_def {
+    ($domain:literal, $op:literal, $since:literal, $module:ident) => {
+        $crate::ops::OpDef {
+            domain: $domain,
+            op_type: $op,
+            since: $since,
+            shape: $module::shape,
+            kernel: $module::kernel,
+            deterministic: true,
+        }
+    };
+    ($domain:literal, $op:literal, $since:literal, $module:ident, nondeterministic) => {
+        $crate::ops::OpDef {
+            domain: $domain,
+            op_type: $op,
+            since: $since,
+            shape: $module::shape,
+            kernel: $module::kernel,
+            deterministic: false,
+        }
+    };
+}
+pub(crate) use op_def;
+
 mod attention;
 mod attrs;
 pub mod constant_value;
@@ -57,8 +85,14 @@ pub struct OpDef {
     pub op_type: &'static str,
     /// First opset version the entry covers (the operator's first version).
     pub since: i64,
-    pub shape: Option<ShapeRule>,
-    pub kernel: Option<KernelBuilder>,
+    /// Infers the node's output types and shapes.
+    pub shape: ShapeRule,
+    /// Builds the node's kernel, its attributes decoded once.
+    pub kernel: KernelBuilder,
+    /// Whether the outputs are a function of the inputs alone (false for
+    /// random draws): a nondeterministic node is never folded into a
+    /// constant, and its outputs are not compared with expected values.
+    pub deterministic: bool,
 }
 
 /// Finds the operator for a node's domain, op type and the model's opset
@@ -68,6 +102,12 @@ pub fn lookup(domain: &str, op_type: &str, opset: i64) -> Option<&'static OpDef>
     tables::all()
         .filter(|d| d.domain == domain && d.op_type == op_type && d.since <= opset)
         .max_by_key(|d| d.since)
+}
+
+/// Whether a node of this operator gives the same outputs for the same
+/// inputs; unknown operators count as deterministic (they cannot run).
+pub fn is_deterministic(domain: &str, op_type: &str, opset: i64) -> bool {
+    lookup(domain, op_type, opset).is_none_or(|d| d.deterministic)
 }
 
 /// Every operator in the table.

@@ -6,10 +6,10 @@ use crate::ops::shape_rules::random as s;
 
 #[rustfmt::skip]
 pub const TABLE: &[OpDef] = &[
-    OpDef { domain: "", op_type: "RandomUniform", since: 1, shape: Some(s::random), kernel: Some(k::random_uniform) },
-    OpDef { domain: "", op_type: "RandomNormal", since: 1, shape: Some(s::random), kernel: Some(k::random_normal) },
-    OpDef { domain: "", op_type: "RandomUniformLike", since: 1, shape: Some(s::random_like), kernel: Some(k::random_uniform_like) },
-    OpDef { domain: "", op_type: "RandomNormalLike", since: 1, shape: Some(s::random_like), kernel: Some(k::random_normal_like) },
-    OpDef { domain: "", op_type: "Bernoulli", since: 1, shape: Some(s::random_like), kernel: Some(k::bernoulli) },
-    OpDef { domain: "", op_type: "Multinomial", since: 1, shape: Some(s::multinomial), kernel: Some(k::multinomial) },
+    OpDef { domain: "", op_type: "RandomUniform", since: 1, shape: s::random, kernel: k::random_uniform, deterministic: false },
+    OpDef { domain: "", op_type: "RandomNormal", since: 1, shape: s::random, kernel: k::random_normal, deterministic: false },
+    OpDef { domain: "", op_type: "RandomUniformLike", since: 1, shape: s::random_like, kernel: k::random_uniform_like, deterministic: false },
+    OpDef { domain: "", op_type: "RandomNormalLike", since: 1, shape: s::random_like, kernel: k::random_normal_like, deterministic: false },
+    OpDef { domain: "", op_type: "Bernoulli", since: 1, shape: s::random_like, kernel: k::bernoulli, deterministic: false },
+    OpDef { domain: "", op_type: "Multinomial", since: 1, shape: s::multinomial, kernel: k::multinomial, deterministic: false },
 ];

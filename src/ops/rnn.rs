@@ -6,7 +6,7 @@ use crate::ops::shape_rules::rnn as s;
 
 #[rustfmt::skip]
 pub const TABLE: &[OpDef] = &[
-    OpDef { domain: "", op_type: "RNN", since: 1, shape: Some(s::rnn), kernel: Some(k::rnn) },
-    OpDef { domain: "", op_type: "GRU", since: 1, shape: Some(s::gru), kernel: Some(k::gru) },
-    OpDef { domain: "", op_type: "LSTM", since: 1, shape: Some(s::lstm), kernel: Some(k::lstm) },
+    OpDef { domain: "", op_type: "RNN", since: 1, shape: s::rnn, kernel: k::rnn, deterministic: true },
+    OpDef { domain: "", op_type: "GRU", since: 1, shape: s::gru, kernel: k::gru, deterministic: true },
+    OpDef { domain: "", op_type: "LSTM", since: 1, shape: s::lstm, kernel: k::lstm, deterministic: true },
 ];

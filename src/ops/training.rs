@@ -4,7 +4,7 @@ use super::OpDef;
 
 #[rustfmt::skip]
 pub const TABLE: &[OpDef] = &[
-    OpDef { domain: "ai.onnx.preview.training", op_type: "Adagrad", since: 1, shape: Some(crate::ops::shape_rules::training::optimizer), kernel: Some(crate::ops::kernels::training::adagrad) },
-    OpDef { domain: "ai.onnx.preview.training", op_type: "Momentum", since: 1, shape: Some(crate::ops::shape_rules::training::optimizer), kernel: Some(crate::ops::kernels::training::momentum) },
-    OpDef { domain: "ai.onnx.preview.training", op_type: "Adam", since: 1, shape: Some(crate::ops::shape_rules::training::optimizer), kernel: Some(crate::ops::kernels::training::adam) },
+    OpDef { domain: "ai.onnx.preview.training", op_type: "Adagrad", since: 1, shape: crate::ops::shape_rules::training::optimizer, kernel: crate::ops::kernels::training::adagrad, deterministic: true },
+    OpDef { domain: "ai.onnx.preview.training", op_type: "Momentum", since: 1, shape: crate::ops::shape_rules::training::optimizer, kernel: crate::ops::kernels::training::momentum, deterministic: true },
+    OpDef { domain: "ai.onnx.preview.training", op_type: "Adam", since: 1, shape: crate::ops::shape_rules::training::optimizer, kernel: crate::ops::kernels::training::adam, deterministic: true },
 ];

@@ -122,6 +122,9 @@ struct Step {
     release: Vec<String>,
     /// The node has subgraphs (reads enclosing scopes implicitly).
     nested: bool,
+    /// The operator's outputs are a function of its inputs (not a random
+    /// draw): the step may be computed once or hoisted out of a Loop.
+    deterministic: bool,
     /// The original nodes this step stands for (see `runtime::passes`).
     covers: Vec<String>,
     /// The operators it runs, in order (one unless fused).
@@ -209,11 +212,6 @@ pub struct Plan {
     fast: Option<Rewritten>,
 }
 
-/// Operators whose result is not a function of their inputs.
-fn is_nondeterministic(op: &str) -> bool {
-    op.starts_with("Random") || op == "Bernoulli" || op == "Dropout" || op == "Multinomial"
-}
-
 /// Orders a node list, finds each intermediate's last reader, builds the
 /// kernels (fused Conv kernels where `fusion` says) and marks the constant
 /// steps. `init_names` are the names readable without a node (initializers,
@@ -268,13 +266,7 @@ fn build_steps(
                 display_domain(domain)
             ))
         })?;
-        let builder = def.kernel.ok_or_else(|| {
-            PlanError(format!(
-                "{}: operator '{}' (opset {opset}) has no kernel yet",
-                NodeLabel::of(i, n),
-                n.op_type()
-            ))
-        })?;
+        let builder = def.kernel;
         let compile = |g: &GraphProto| -> Result<Arc<dyn Subgraph>, KernelError> {
             match Plan::for_graph(g, opsets, true) {
                 Ok(p) => Ok(Arc::new(p)),
@@ -323,6 +315,7 @@ fn build_steps(
             release: std::mem::take(&mut release[pos]),
             // it reads more than its explicit inputs: through subgraphs
             nested: needs[k].len() > n.input.iter().filter(|s| !s.is_empty()).count(),
+            deterministic: def.deterministic,
             covers: fusion
                 .and_then(|f| f.covers.get(k).cloned())
                 .unwrap_or_else(|| vec![NodeLabel::of(i, n).short()]),
@@ -336,7 +329,7 @@ fn build_steps(
     let mut const_overridable = HashSet::new();
     let mut const_step = Vec::with_capacity(steps.len());
     for step in &steps {
-        let ok = !is_nondeterministic(&step.op_type)
+        let ok = step.deterministic
             && !step.nested
             && step
                 .inputs
@@ -482,7 +475,7 @@ impl Plan {
         let mut hoist = crate::ops::kernel::Hoisting::default();
         for step in &self.full.steps {
             let ok = !step.nested
-                && !is_nondeterministic(&step.op_type)
+                && step.deterministic
                 && step
                     .inputs
                     .iter()

@@ -20,23 +20,16 @@ use std::collections::HashMap;
 /// What a skipped random case reports.
 pub const SKIP_REASON: &str = "expected values are numpy random draws";
 
-const RANDOM_OPS: &[&str] = &[
-    "Bernoulli",
-    "RandomUniform",
-    "RandomUniformLike",
-    "RandomNormal",
-    "RandomNormalLike",
-    "Multinomial",
-];
-
-/// The top-level nodes of `graph` that draw random numbers (Dropout counts
-/// only when its training_mode input is given).
+/// The top-level nodes of `graph` that draw random numbers: the operators
+/// the table marks nondeterministic (Dropout counts only when its
+/// training_mode input is given).
 pub fn random_nodes(graph: &GraphProto) -> Vec<&NodeProto> {
     graph
         .node
         .iter()
         .filter(|n| {
-            RANDOM_OPS.contains(&n.op_type()) || (n.op_type() == "Dropout" && n.input.len() > 2)
+            !crate::ops::is_deterministic(n.domain(), n.op_type(), i64::MAX)
+                && (n.op_type() != "Dropout" || n.input.len() > 2)
         })
         .collect()
 }

@@ -353,7 +353,7 @@ impl Engine {
         if let Some(r) = self.rules.get(&(domain.to_string(), op_type.to_string())) {
             return *r;
         }
-        let r = ops::lookup(domain, op_type, opset).and_then(|d| d.shape);
+        let r = ops::lookup(domain, op_type, opset).map(|d| d.shape);
         self.rules
             .insert((domain.to_string(), op_type.to_string()), r);
         r

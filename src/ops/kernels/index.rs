@@ -698,7 +698,7 @@ mod robustness {
         ];
         let ops: Vec<(&str, crate::ops::kernel::KernelBuilder)> = crate::ops::all()
             .filter(|d| d.domain.is_empty() && MINE.contains(&d.op_type))
-            .filter_map(|d| d.kernel.map(|k| (d.op_type, k)))
+            .map(|d| (d.op_type, d.kernel))
             .collect();
         assert!(ops.len() > 40, "{} ops", ops.len());
         let mut ran = 0usize;

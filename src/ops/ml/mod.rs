@@ -43,13 +43,7 @@ use super::OpDef;
 /// the `shape` and `kernel` functions of its module.
 macro_rules! ml_op {
     ($op:literal, $since:literal, $module:ident) => {
-        OpDef {
-            domain: "ai.onnx.ml",
-            op_type: $op,
-            since: $since,
-            shape: Some($module::shape),
-            kernel: Some($module::kernel),
-        }
+        crate::ops::op_def!("ai.onnx.ml", $op, $since, $module)
     };
 }
 
