@@ -1,4 +1,5 @@
-//! Tokenizer and recursive-descent parser for the expression syntax.
+//! Tokenizer (`nom` recognisers for numbers, names, quoted names and
+//! punctuation) and recursive-descent parser for the expression syntax.
 //!
 //! Grammar (Python precedence, all binary operators left associative):
 //!
@@ -12,6 +13,13 @@
 //! The parser returns the raw tree; [`super::Expr::parse`] simplifies it.
 
 use super::{Expr, ExprError};
+use nom::branch::alt;
+use nom::bytes::complete::{tag, take_while, take_while1};
+use nom::character::complete::{anychar, char, digit1, multispace0, none_of, satisfy};
+use nom::combinator::{recognize, value};
+use nom::multi::{fold_many0, many0_count};
+use nom::sequence::{pair, preceded, tuple};
+use nom::IResult;
 
 /// Deepest nesting accepted (parentheses, unary minus and chained `//`/`%`
 /// count), to keep the recursive passes over the tree far from the stack
@@ -39,103 +47,96 @@ struct Token {
     end: usize,
 }
 
+/// The punctuation tokens, longest first (`//` before a lone `/`).
+fn punctuation(input: &str) -> IResult<&str, Tok> {
+    alt((
+        value(Tok::SlashSlash, tag("//")),
+        value(Tok::Plus, char('+')),
+        value(Tok::Minus, char('-')),
+        value(Tok::Star, char('*')),
+        value(Tok::Percent, char('%')),
+        value(Tok::LParen, char('(')),
+        value(Tok::RParen, char(')')),
+        value(Tok::Comma, char(',')),
+    ))(input)
+}
+
+fn name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// A bare name: a letter or `_`, then name characters. Converters write
+/// dotted symbols (`p2o.DynamicDimension.0`): a dot between name
+/// characters belongs to the name.
+fn bare_name(input: &str) -> IResult<&str, &str> {
+    recognize(tuple((
+        satisfy(|c| c.is_ascii_alphabetic() || c == '_'),
+        take_while(name_char),
+        many0_count(pair(char('.'), take_while1(name_char))),
+    )))(input)
+}
+
+/// The inside of a quoted name up to (not including) the closing quote:
+/// any characters, `\"` and `\\` escaped (a backslash keeps the next
+/// character, whatever it is).
+fn quoted_body(input: &str) -> IResult<&str, String> {
+    fold_many0(
+        alt((preceded(char('\\'), anychar), none_of("\\\""))),
+        String::new,
+        |mut name, c| {
+            name.push(c);
+            name
+        },
+    )(input)
+}
+
 fn tokenize(text: &str) -> Result<Vec<Token>, ExprError> {
-    let bytes = text.as_bytes();
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let c = bytes[i];
-        let start = i;
-        let tok = match c {
-            b' ' | b'\t' | b'\n' | b'\r' => {
-                i += 1;
-                continue;
+    let mut rest = text;
+    loop {
+        // whitespace cannot fail to parse: it may be empty
+        let after_space: IResult<&str, &str> = multispace0(rest);
+        if let Ok((r, _)) = after_space {
+            rest = r;
+        }
+        let start = text.len() - rest.len();
+        if rest.is_empty() {
+            break;
+        }
+        let (r, tok) = if let Ok((r, digits)) = digit1::<&str, ()>(rest) {
+            let v = digits
+                .parse::<u64>()
+                .map_err(|_| ExprError::at("integer literal too large", start))?;
+            (r, Tok::Num(v))
+        } else if let Ok((r, name)) = bare_name(rest) {
+            (r, Tok::Ident(name.to_string()))
+        } else if let Some(quoted) = rest.strip_prefix('"') {
+            let (r, name) =
+                quoted_body(quoted).map_err(|_| ExprError::at("unclosed quoted name", start))?;
+            let r = r
+                .strip_prefix('"')
+                .ok_or_else(|| ExprError::at("unclosed quoted name", start))?;
+            if name.is_empty() {
+                return Err(ExprError::at("empty quoted name", start));
             }
-            b'0'..=b'9' => {
-                while i < bytes.len() && bytes[i].is_ascii_digit() {
-                    i += 1;
-                }
-                let v = text[start..i]
-                    .parse::<u64>()
-                    .map_err(|_| ExprError::at("integer literal too large", start))?;
-                out.push(Token {
-                    tok: Tok::Num(v),
-                    start,
-                    end: i,
-                });
-                continue;
-            }
-            b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
-                // converters write dotted symbols (`p2o.DynamicDimension.0`):
-                // a dot between name characters belongs to the name
-                let name_char = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-                while i < bytes.len()
-                    && (name_char(bytes[i])
-                        || (bytes[i] == b'.' && bytes.get(i + 1).is_some_and(|&b| name_char(b))))
-                {
-                    i += 1;
-                }
-                out.push(Token {
-                    tok: Tok::Ident(text[start..i].to_string()),
-                    start,
-                    end: i,
-                });
-                continue;
-            }
-            b'"' => {
-                // a quoted symbol: any name, `\"` and `\\` escaped
-                let mut name = String::new();
-                let mut chars = text[start + 1..].char_indices();
-                let mut closed = None;
-                while let Some((k, ch)) = chars.next() {
-                    match ch {
-                        '"' => {
-                            closed = Some(start + 1 + k + 1);
-                            break;
-                        }
-                        '\\' => match chars.next() {
-                            Some((_, e)) => name.push(e),
-                            None => break,
-                        },
-                        c => name.push(c),
-                    }
-                }
-                let end = closed.ok_or_else(|| ExprError::at("unclosed quoted name", start))?;
-                if name.is_empty() {
-                    return Err(ExprError::at("empty quoted name", start));
-                }
-                i = end;
-                out.push(Token {
-                    tok: Tok::Ident(name),
-                    start,
-                    end,
-                });
-                continue;
-            }
-            b'+' => Tok::Plus,
-            b'-' => Tok::Minus,
-            b'*' => Tok::Star,
-            b'%' => Tok::Percent,
-            b'(' => Tok::LParen,
-            b')' => Tok::RParen,
-            b',' => Tok::Comma,
-            b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                i += 1;
-                Tok::SlashSlash
-            }
-            b'/' => {
-                return Err(ExprError::at(
-                    "unexpected character '/' (division is '//')",
-                    start,
-                ))
-            }
-            _ => {
-                let ch = text[start..].chars().next().unwrap_or('?');
-                return Err(ExprError::at(format!("unexpected character '{ch}'"), start));
-            }
+            (r, Tok::Ident(name))
+        } else if let Ok((r, tok)) = punctuation(rest) {
+            (r, tok)
+        } else if rest.starts_with('/') {
+            return Err(ExprError::at(
+                "unexpected character '/' (division is '//')",
+                start,
+            ));
+        } else {
+            let ch = rest.chars().next().unwrap_or('?');
+            return Err(ExprError::at(format!("unexpected character '{ch}'"), start));
         };
-        i += 1;
-        out.push(Token { tok, start, end: i });
+        out.push(Token {
+            tok,
+            start,
+            end: text.len() - r.len(),
+        });
+        rest = r;
     }
     out.push(Token {
         tok: Tok::End,
