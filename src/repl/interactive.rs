@@ -24,6 +24,7 @@
 use super::editor::{CompletionNames, ShellHelper};
 use super::{split_script, CmdError, Flow, Session};
 use crate::runtime::limits;
+use colored::Colorize;
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use rustyline::{CompletionType, Config, Editor};
@@ -223,7 +224,7 @@ pub fn interactive(s: &mut Session, color: bool) -> ExitCode {
     out("onnx-light — an interactive shell for ONNX models. 'help' lists the commands.");
     let paint = |p: &str| {
         if color {
-            format!("\x1b[1;36m{p}\x1b[0m")
+            p.cyan().bold().to_string()
         } else {
             p.to_string()
         }
