@@ -30,7 +30,6 @@ pub mod random;
 pub mod reduce;
 pub mod rnn;
 pub mod rows_f32;
-pub mod sequence;
 pub mod shrink;
 pub mod signal;
 pub mod strings;

@@ -18,7 +18,6 @@ pub mod nn;
 pub mod random;
 pub mod reduce;
 pub mod rnn;
-pub mod sequence;
 pub mod signal;
 pub mod strings;
 pub mod training;
