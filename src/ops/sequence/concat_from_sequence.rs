@@ -1,11 +1,11 @@
 //! `ConcatFromSequence`: the tensors of a sequence joined along `axis`, or
 //! stacked on a new axis when `new_axis` is 1.
 
+use super::sequence_value::{seq_elem, seq_in};
 use crate::bail;
 use crate::ops::kernel::{Kernel, KernelError, NodeInfo};
 use crate::ops::kernels::control::stack_tensors;
-use crate::ops::kernels::manip::concat_tensors;
-use crate::ops::sequence::sequence_value::{seq_elem, seq_in};
+use crate::ops::manip::concat_tensors;
 use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::{DataType, Tensor, Value};
 use crate::value_type::Dim;

@@ -1,7 +1,7 @@
 //! `SequenceAt`: the tensor at `position` (negative counts from the end).
 
+use super::sequence_value::{position, seq_elem, seq_in};
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::ops::sequence::sequence_value::{position, seq_elem, seq_in};
 use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::Value;
 

@@ -1,9 +1,9 @@
 //! `SequenceConstruct`: a sequence of the input tensors, which share one
 //! element type.
 
+use super::sequence_value::{check_type, seq, set_seq};
 use crate::bail;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::ops::sequence::sequence_value::{check_type, seq, set_seq};
 use crate::ops::shape_rules::control::merge_types;
 use crate::ops::{InferCtx, ShapeError};
 use crate::value_type::TypeInfo;

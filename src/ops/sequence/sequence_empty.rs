@@ -1,8 +1,8 @@
 //! `SequenceEmpty`: an empty sequence of element type `dtype` (float by
 //! default).
 
+use super::sequence_value::{seq, set_seq};
 use crate::ops::kernel::{Kernel, KernelError, NodeInfo};
-use crate::ops::sequence::sequence_value::{seq, set_seq};
 use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::DataType;
 use crate::value_type::TypeInfo;

@@ -1,9 +1,9 @@
 //! `SequenceErase`: the sequence without the tensor at `position` (the last
 //! by default).
 
+use super::sequence_value::{position, seq, seq_in};
 use crate::bail;
 use crate::ops::kernel::{opt_tensor_in, Kernel, KernelError, NodeInfo};
-use crate::ops::sequence::sequence_value::{position, seq, seq_in};
 use crate::ops::{InferCtx, ShapeError};
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {

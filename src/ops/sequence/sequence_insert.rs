@@ -1,8 +1,8 @@
 //! `SequenceInsert`: the sequence with a tensor inserted at `position` (at
 //! the end by default).
 
+use super::sequence_value::{check_type, position, seq, seq_elem, seq_in, set_seq};
 use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
-use crate::ops::sequence::sequence_value::{check_type, position, seq, seq_elem, seq_in, set_seq};
 use crate::ops::shape_rules::control::merge_types;
 use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::DataType;

@@ -1,8 +1,8 @@
 //! `SequenceLength`: the number of tensors in a sequence, as an int64
 //! scalar.
 
+use super::sequence_value::seq_in;
 use crate::ops::kernel::{Kernel, KernelError, NodeInfo};
-use crate::ops::sequence::sequence_value::seq_in;
 use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::{DataType, Tensor, Value};
 

@@ -2,11 +2,11 @@
 //! single slices (`keepdims` says whether the axis stays), equal chunks of a
 //! scalar `split`, or the sizes a 1-D `split` lists.
 
+use super::sequence_value::{seq, set_seq};
 use crate::bail;
 use crate::expr::Expr;
 use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::kernels::control::{take_index, take_range};
-use crate::ops::sequence::sequence_value::{seq, set_seq};
 use crate::ops::{InferCtx, ShapeError};
 use crate::value_type::TypeInfo;
 

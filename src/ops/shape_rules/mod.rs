@@ -2,7 +2,6 @@
 
 pub mod attention;
 pub mod bit_cast;
-pub mod center_crop_pad;
 pub mod col2im;
 pub mod control;
 pub mod deform_conv;
