@@ -98,6 +98,6 @@ pub const TABLE: &[OpDef] = &[
     op_def!("", "NonZero", 9, non_zero),
     op_def!("", "Unique", 11, unique),
     op_def!("", "TopK", 1, top_k),
-    op_def!("", "CumProd", 1, cum_prod),
+    op_def!("", "CumProd", 26, cum_prod),
     op_def!("", "CenterCropPad", 18, center_crop_pad),
 ];

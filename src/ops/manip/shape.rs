@@ -1,5 +1,5 @@
-//! `Shape`: the input's shape as an int64 vector, cut by `start`/`end`
-//! from opset 15.
+//! `Shape`: the input's shape as an int64 vector, cut by the `start`
+//! and `end` attributes (opset 15).
 
 use super::symbolic_dims::int_dim;
 use crate::bail;

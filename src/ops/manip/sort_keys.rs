@@ -1,5 +1,6 @@
 //! Comparable keys of any element type, for the orderings of `Unique` and
-//! `TopK` (NaN sorted last, as onnxruntime does).
+//! `TopK`: integers exactly, floats by value (NaN by its total order),
+//! strings by bytes.
 
 use crate::ops::kernel::KernelError;
 use crate::tensor::{DataType, Tensor};
