@@ -4,6 +4,7 @@
 use super::index_positions::element_positions;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::kernels::manip::{gather_flat, out1};
+use crate::ops::kernels::norm_axis;
 use crate::ops::{InferCtx, ShapeError};
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
@@ -18,7 +19,7 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         let it = tensor_in(ins, 1)?;
-        let ax = crate::ops::kernels::norm_axis(axis, x.rank())?;
+        let ax = norm_axis(axis, x.rank())?;
         let pos = element_positions(x.shape(), it.shape(), &it.to_i64_vec()?, ax)?;
         out1(gather_flat(x, &pos, it.shape())?)
     }))

@@ -3,7 +3,7 @@
 
 use crate::bail;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::ops::kernels::manip::{checked_numel, gather_flat, out1};
+use crate::ops::kernels::manip::{checked_numel, gather_flat, out1, MAX_ELEMS};
 use crate::ops::{InferCtx, ShapeError};
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
@@ -33,7 +33,7 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
             .to_f64_vec()
             .and_then(|v| v.first().copied())
             .ok_or_else(|| KernelError::new("OneHot depth must be one number"))?;
-        if depth.is_nan() || depth < 1.0 || depth > crate::ops::kernels::manip::MAX_ELEMS as f64 {
+        if depth.is_nan() || depth < 1.0 || depth > MAX_ELEMS as f64 {
             bail!("OneHot depth {depth} is invalid");
         }
         let depth = depth as i64;

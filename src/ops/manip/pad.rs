@@ -8,6 +8,7 @@ use crate::ops::kernels::manip::{
     axes_positions, gather_flat, gather_flat_fill, ints_in, norm_axes, opt_ints_in, out1,
     tensor_from_f64, MAX_ELEMS,
 };
+use crate::ops::shape_rules::norm_axis;
 use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::{DataType, Tensor};
 
@@ -34,7 +35,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
         match cx.ints(3) {
             Some(a) => Some(
                 a.iter()
-                    .map(|&x| crate::ops::shape_rules::norm_axis(x, r))
+                    .map(|&x| norm_axis(x, r))
                     .collect::<Result<_, _>>()?,
             ),
             None => {

@@ -6,6 +6,7 @@ use crate::bail;
 use crate::expr::Expr;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::kernels::manip::{gather_axes, ints_in, norm_axes, opt_ints_in, out1};
+use crate::ops::shape_rules::norm_axis;
 use crate::ops::slice_indices::slice_indices;
 use crate::ops::{InferCtx, ShapeError, SymValue};
 use crate::value_type::Dim;
@@ -55,7 +56,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     }
     let mut out = shape.clone();
     for k in 0..starts.len() {
-        let a = crate::ops::shape_rules::norm_axis(axes[k], r)?;
+        let a = norm_axis(axes[k], r)?;
         out[a] = slice_len(&shape[a], starts[k], ends[k], steps[k]);
     }
     // data propagation of 1-D vectors

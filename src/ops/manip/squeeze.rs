@@ -6,6 +6,7 @@ use crate::bail;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::kernels::manip::{norm_axes, opt_ints_in, out1};
 use crate::ops::shape_rules::manip::input_len;
+use crate::ops::shape_rules::norm_axis;
 use crate::ops::{InferCtx, ShapeError, SymValue};
 use crate::value_type::Dim;
 
@@ -29,7 +30,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
         Some(ax) => {
             let ax: Vec<usize> = ax
                 .iter()
-                .map(|&a| crate::ops::shape_rules::norm_axis(a, r))
+                .map(|&a| norm_axis(a, r))
                 .collect::<Result<_, _>>()?;
             for &a in &ax {
                 if let Some(v) = shape[a].as_ref().and_then(|e| e.as_int()) {

@@ -3,7 +3,7 @@
 
 use super::sort_keys::{keys, slice_cmp, Key};
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::ops::kernels::manip::gather_axes;
+use crate::ops::kernels::manip::{gather_axes, permute};
 use crate::ops::shape_rules::product;
 use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::{DataType, Tensor, Value};
@@ -46,7 +46,7 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let perm: Vec<usize> = std::iter::once(ax)
             .chain((0..x.rank()).filter(|&a| a != ax))
             .collect();
-        let moved = crate::ops::kernels::manip::permute(&x, &perm);
+        let moved = permute(&x, &perm);
         let all = keys(&moved)?;
         let per = all.len().checked_div(m).unwrap_or(0);
         let slices: Vec<&[Key]> = (0..m).map(|i| &all[i * per..(i + 1) * per]).collect();

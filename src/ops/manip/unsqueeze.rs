@@ -6,6 +6,7 @@ use super::squeeze::propagate_reshape;
 use super::symbolic_dims::int_dim;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::kernels::manip::{ints_in, norm_axes, out1};
+use crate::ops::shape_rules::norm_axis;
 use crate::ops::{InferCtx, ShapeError};
 use crate::value_type::Dim;
 
@@ -27,7 +28,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let r = shape.len() + axes.len();
     let ax: Vec<usize> = axes
         .iter()
-        .map(|&a| crate::ops::shape_rules::norm_axis(a, r))
+        .map(|&a| norm_axis(a, r))
         .collect::<Result<_, _>>()?;
     let mut it = shape.into_iter();
     let out: Vec<Dim> = (0..r)
