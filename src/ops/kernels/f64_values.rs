@@ -47,7 +47,7 @@ pub fn float_like(like: &Tensor, shape: &[usize], v: Vec<f64>) -> Result<Tensor,
     float_of(like.dtype(), shape, v)
 }
 
-pub(super) fn one(t: Tensor) -> Result<Vec<Value>, KernelError> {
+pub(crate) fn one(t: Tensor) -> Result<Vec<Value>, KernelError> {
     Ok(vec![Value::Tensor(t)])
 }
 
@@ -63,11 +63,11 @@ pub(super) fn require_float(t: &Tensor, what: &str) -> Result<(), KernelError> {
 
 /// The element count of a shape about to be allocated (in f64), checked
 /// against the memory budget.
-pub(super) fn numel(shape: &[usize]) -> Result<usize, KernelError> {
+pub(crate) fn numel(shape: &[usize]) -> Result<usize, KernelError> {
     Ok(crate::tensor::budget::check(shape, 8)?)
 }
 
-pub(super) fn dim_of(v: i64, what: &str) -> Result<usize, KernelError> {
+pub(crate) fn dim_of(v: i64, what: &str) -> Result<usize, KernelError> {
     if v < 0 {
         bail!("{what} must be non-negative, got {v}");
     }

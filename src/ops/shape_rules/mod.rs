@@ -2,7 +2,6 @@
 
 pub mod attention;
 pub mod bit_cast;
-pub mod center_crop_pad;
 pub mod col2im;
 pub mod control;
 pub mod deform_conv;
@@ -18,7 +17,6 @@ pub mod nn;
 pub mod random;
 pub mod reduce;
 pub mod rnn;
-pub mod sequence;
 pub mod signal;
 pub mod strings;
 pub mod training;

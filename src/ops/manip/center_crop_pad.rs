@@ -1,13 +1,52 @@
-//! CenterCropPad.
+//! `CenterCropPad`: each axis of `axes` centre-cropped or zero-padded to
+//! the given shape.
 
-use super::f64_values::{dim_of, numel, one};
-use super::manip::{for_each_index, ints_in, strides};
-use super::norm_axis;
 use crate::bail;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernels::f64_values::{dim_of, numel, one};
+use crate::ops::kernels::manip::{for_each_index, ints_in, strides};
+use crate::ops::shape_rules::shape_of;
+use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::Tensor;
 
-pub fn center_crop_pad(info: &NodeInfo) -> Result<Kernel, KernelError> {
+pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let e = cx.elem_req(0)?;
+    let Some(mut s) = shape_of(cx, 0) else {
+        cx.set_tensor(0, e, None);
+        return Ok(());
+    };
+    let r = s.len();
+    let axes: Vec<usize> = match cx.attrs.ints("axes") {
+        Some(a) => a
+            .iter()
+            .map(|&v| crate::ops::shape_rules::norm_axis(v, r))
+            .collect::<Result<_, _>>()?,
+        None => (0..r).collect(),
+    };
+    match cx.value(1).map(|v| v.values.clone()) {
+        Some(vals) if vals.len() == axes.len() => {
+            for (&a, v) in axes.iter().zip(vals) {
+                s[a] = Some(v);
+            }
+        }
+        Some(vals) => {
+            return Err(ShapeError(format!(
+                "shape has {} values for {} axes",
+                vals.len(),
+                axes.len()
+            )))
+        }
+        None => {
+            for &a in &axes {
+                s[a] = None;
+            }
+        }
+    }
+    cx.set_tensor(0, e, Some(s));
+    Ok(())
+}
+
+pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let axes = info.attrs.ints("axes");
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
@@ -16,7 +55,7 @@ pub fn center_crop_pad(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let axes: Vec<usize> = match &axes {
             Some(a) => a
                 .iter()
-                .map(|&v| norm_axis(v, r))
+                .map(|&v| crate::ops::kernels::norm_axis(v, r))
                 .collect::<Result<_, _>>()?,
             None => (0..r).collect(),
         };
