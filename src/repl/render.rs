@@ -69,6 +69,82 @@ impl Data {
     }
 }
 
+/// One row of a data command's output. Its `Serialize` form is the JSON
+/// object of the row (field names are the SPEC's JSON field names); the
+/// table and CSV columns are those fields, in order, each shown as its
+/// plain JSON text unless [`Row::cell`] says otherwise.
+pub trait Row: serde::Serialize + Default {
+    /// Fields the JSON carries but the table and CSV do not show.
+    const JSON_ONLY: &'static [&'static str] = &[];
+
+    /// The table/CSV text of `field` when it differs from the plain text of
+    /// its JSON value (a shape as `(2, 4)`, a quoted name, ...).
+    fn cell(&self, _field: &str) -> Option<String> {
+        None
+    }
+}
+
+/// The plain text of a JSON value as a table or CSV cell: strings without
+/// quotes, `null` as nothing, numbers and booleans as JSON spells them,
+/// lists and objects as compact JSON.
+pub fn plain_text(v: &Json) -> String {
+    match v {
+        Json::Null => String::new(),
+        Json::String(s) => s.clone(),
+        Json::Bool(b) => b.to_string(),
+        Json::Number(n) => n.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// The fields of a serialized row, in order (none for a non-object).
+fn fields(v: &Json) -> Vec<String> {
+    match v {
+        Json::Object(o) => o.keys().cloned().collect(),
+        _ => vec![],
+    }
+}
+
+impl Data {
+    /// The table, CSV and JSON forms of `rows`, from the rows alone: the
+    /// JSON is the array of the rows' objects; the columns are their fields
+    /// (without [`Row::JSON_ONLY`]) and the cells [`Row::cell`] or the plain
+    /// JSON text.
+    pub fn from_rows<T: Row>(rows: &[T]) -> Data {
+        let objects: Vec<Json> = rows
+            .iter()
+            .map(|r| serde_json::to_value(r).unwrap_or(Json::Null))
+            .collect();
+        let all = match objects.first() {
+            Some(first) => fields(first),
+            None => fields(&serde_json::to_value(T::default()).unwrap_or(Json::Null)),
+        };
+        let shown: Vec<String> = all
+            .into_iter()
+            .filter(|f| !T::JSON_ONLY.contains(&f.as_str()))
+            .collect();
+        let cells = rows
+            .iter()
+            .zip(&objects)
+            .map(|(r, o)| {
+                shown
+                    .iter()
+                    .map(|f| {
+                        r.cell(f)
+                            .unwrap_or_else(|| o.get(f).map(plain_text).unwrap_or_default())
+                    })
+                    .collect()
+            })
+            .collect();
+        Data {
+            headers: shown,
+            rows: cells,
+            json: Json::Array(objects),
+            footer: vec![],
+        }
+    }
+}
+
 /// RFC 4180 CSV of `headers` then `rows` (the `csv` crate quotes what
 /// needs quoting), without the final line break.
 fn csv_text(headers: &[String], rows: &[Vec<String>]) -> String {

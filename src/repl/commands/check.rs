@@ -1,5 +1,32 @@
 use super::*;
 
+/// One produced value of `check`: its runtime shape beside the inferred
+/// and resolved ones, and their agreement.
+#[derive(Serialize, Default)]
+struct CheckLine {
+    name: String,
+    runtime: Vec<usize>,
+    inferred: Json,
+    resolved: Json,
+    status: &'static str,
+    #[serde(skip)]
+    inferred_text: String,
+    #[serde(skip)]
+    resolved_text: String,
+}
+
+impl Row for CheckLine {
+    fn cell(&self, field: &str) -> Option<String> {
+        match field {
+            "name" => Some(quote_name(&self.name)),
+            "runtime" => Some(tuple(&self.runtime)),
+            "inferred" => Some(self.inferred_text.clone()),
+            "resolved" => Some(self.resolved_text.clone()),
+            _ => None,
+        }
+    }
+}
+
 pub(super) fn cmd_check(s: &mut Session, a: &Args) -> R<Flow> {
     ensure_report(s)?;
     let run = last_run(s)?;
@@ -37,11 +64,7 @@ pub(super) fn cmd_check(s: &mut Session, a: &Args) -> R<Flow> {
         }
     }
     let r = s.report.as_ref().ok_or("no inference report")?;
-    let mut d = Data::new(
-        &["name", "runtime", "inferred", "resolved", "status"],
-        Json::Null,
-    );
-    let mut arr = Vec::new();
+    let mut rows = Vec::new();
     let (mut ok, mut bad, mut unknown) = (0, 0, 0);
     for row in shape::check_shapes(r, &s.bindings, &produced) {
         match row.status {
@@ -50,22 +73,17 @@ pub(super) fn cmd_check(s: &mut Session, a: &Args) -> R<Flow> {
             shape::CheckStatus::Unknown => unknown += 1,
         }
         let dims = row.inferred.as_deref();
-        arr.push(json!({
-            "name": row.name,
-            "runtime": row.runtime,
-            "inferred": dims_json(dims),
-            "resolved": resolved_json(&row.resolved, dims),
-            "status": row.status.name(),
-        }));
-        d.rows.push(vec![
-            quote_name(&row.name),
-            tuple(&row.runtime),
-            shape_text(dims),
-            resolved_text(&row.resolved),
-            row.status.name().to_string(),
-        ]);
+        rows.push(CheckLine {
+            inferred: dims_json(dims),
+            resolved: resolved_json(&row.resolved, dims),
+            status: row.status.name(),
+            inferred_text: shape_text(dims),
+            resolved_text: resolved_text(&row.resolved),
+            name: row.name,
+            runtime: row.runtime,
+        });
     }
-    d.json = Json::Array(arr);
+    let mut d = Data::from_rows(&rows);
     d.footer
         .push(format!("{ok} OK, {bad} MISMATCH, {unknown} UNKNOWN"));
     if let Some(why) = &run.failed {

@@ -3,7 +3,7 @@
 //! for `load`, ...); adding a command is one file and one line in `COMMANDS`.
 
 use super::lex::{self, quote_name, split_assignment, unquote_name};
-use super::render::{tuple, Data, Format};
+use super::render::{tuple, Data, Format, Row};
 use super::tensor_expr::{self, Env, Rng};
 use super::{CmdError, Flow, Session};
 use crate::expr::{Bindings, Expr};
@@ -12,6 +12,7 @@ use crate::runtime::{EventAction, EventKind, Plan, RunOptions};
 use crate::shape::{self, Dim, TypeInfo};
 use crate::tensor::{quote_str, render_tensor_with, DataType, PrintOptions, Value};
 use crate::text;
+use serde::Serialize;
 use serde_json::{json, Value as Json};
 use std::collections::HashMap;
 use std::path::Path;
