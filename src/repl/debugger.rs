@@ -11,7 +11,7 @@
 
 use super::commands::{complete_run, usage_error, Args};
 use super::lex::{self, quote_name};
-use super::render::{tuple, Data, Format};
+use super::render::{tuple, Data, Format, Row};
 use super::{CmdError, Flow, Session};
 use crate::runtime::break_condition;
 use crate::runtime::debug::{
@@ -19,6 +19,7 @@ use crate::runtime::debug::{
 };
 use crate::runtime::{Plan, RunError, RunOptions, RunResult};
 use crate::tensor::Value;
+use serde::Serialize;
 use serde_json::{json, Value as Json};
 use std::collections::HashMap;
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -339,30 +340,49 @@ fn lock(s: &Session) -> std::sync::MutexGuard<'_, crate::runtime::debug::Breaks>
     s.breaks.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// One breakpoint or watch of `breaks`: its number, kind, what it stops on
+/// or prints, and how often it stopped a run (breakpoints only).
+#[derive(Serialize, Default)]
+struct BreakLine {
+    number: usize,
+    kind: &'static str,
+    what: String,
+    hits: Option<usize>,
+}
+
+impl Row for BreakLine {
+    const COLUMNS: &'static [&'static str] = &["#", "kind", "what", "hits"];
+
+    fn cell(&self, column: &str) -> Option<String> {
+        (column == "#").then(|| self.number.to_string())
+    }
+}
+
 pub fn cmd_breaks(s: &mut Session, a: &Args) -> R<Flow> {
-    let rows: Vec<(usize, String, String, String)> = lock(s)
+    let rows: Vec<BreakLine> = lock(s)
         .entries
         .iter()
         .map(|(n, e)| match e {
-            Entry::Break(b) => (*n, "break".to_string(), b.describe(), b.hits.to_string()),
-            Entry::Watch(w) => (*n, "watch".to_string(), quote_name(w), String::new()),
+            Entry::Break(b) => BreakLine {
+                number: *n,
+                kind: "break",
+                what: b.describe(),
+                hits: Some(b.hits),
+            },
+            Entry::Watch(w) => BreakLine {
+                number: *n,
+                kind: "watch",
+                what: quote_name(w),
+                hits: None,
+            },
         })
         .collect();
     if rows.is_empty() {
         s.say("no breakpoints or watches");
         return Ok(Flow::Continue);
     }
-    let mut d = Data::new(&["#", "kind", "what", "hits"], Json::Null);
-    let mut arr = Vec::new();
-    for (n, kind, what, hits) in rows {
-        arr.push(
-            json!({"number": n, "kind": kind, "what": what, "hits": hits.parse::<usize>().ok()}),
-        );
-        d.rows.push(vec![n.to_string(), kind, what, hits]);
-    }
-    d.json = Json::Array(arr);
     let f = a.format;
-    s.say(d.render(f));
+    s.say(Data::from_rows(&rows).render(f));
     Ok(Flow::Continue)
 }
 

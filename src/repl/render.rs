@@ -77,6 +77,10 @@ pub trait Row: serde::Serialize + Default {
     /// Fields the JSON carries but the table and CSV do not show.
     const JSON_ONLY: &'static [&'static str] = &[];
 
+    /// The table and CSV columns when they are not the JSON fields (a
+    /// column the JSON does not carry takes its text from [`Row::cell`]).
+    const COLUMNS: &'static [&'static str] = &[];
+
     /// The table/CSV text of `field` when it differs from the plain text of
     /// its JSON value (a shape as `(2, 4)`, a quoted name, ...).
     fn cell(&self, _field: &str) -> Option<String> {
@@ -115,9 +119,13 @@ impl Data {
             .iter()
             .map(|r| serde_json::to_value(r).unwrap_or(Json::Null))
             .collect();
-        let all = match objects.first() {
-            Some(first) => fields(first),
-            None => fields(&serde_json::to_value(T::default()).unwrap_or(Json::Null)),
+        let all = if !T::COLUMNS.is_empty() {
+            T::COLUMNS.iter().map(|c| c.to_string()).collect()
+        } else {
+            match objects.first() {
+                Some(first) => fields(first),
+                None => fields(&serde_json::to_value(T::default()).unwrap_or(Json::Null)),
+            }
         };
         let shown: Vec<String> = all
             .into_iter()
@@ -142,6 +150,22 @@ impl Data {
             json: Json::Array(objects),
             footer: vec![],
         }
+    }
+
+    /// One row whose JSON is the row's object itself, not a list.
+    pub fn from_row<T: Row>(row: T) -> Data {
+        let mut d = Data::from_rows(std::slice::from_ref(&row));
+        if let Json::Array(mut a) = std::mem::take(&mut d.json) {
+            d.json = a.pop().unwrap_or(Json::Null);
+        }
+        d
+    }
+
+    /// The JSON document around the rows, for a command whose JSON holds
+    /// more than its rows (`infer`: `{values, equations, warnings}`).
+    pub fn in_document(mut self, wrap: impl FnOnce(Json) -> Json) -> Data {
+        self.json = wrap(std::mem::take(&mut self.json));
+        self
     }
 }
 

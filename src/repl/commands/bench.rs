@@ -1,5 +1,26 @@
 use super::*;
 
+/// What `bench` measured: the run count and the wall times in milliseconds.
+#[derive(Serialize, Default)]
+struct BenchLine {
+    runs: usize,
+    min_ms: f64,
+    median_ms: f64,
+    max_ms: f64,
+}
+
+impl Row for BenchLine {
+    fn cell(&self, field: &str) -> Option<String> {
+        let ms = match field {
+            "min_ms" => self.min_ms,
+            "median_ms" => self.median_ms,
+            "max_ms" => self.max_ms,
+            _ => return None,
+        };
+        Some(format!("{ms:.3}"))
+    }
+}
+
 pub(super) fn cmd_bench(s: &mut Session, a: &Args) -> R<Flow> {
     s.model()?;
     assignments(s, a)?;
@@ -49,16 +70,12 @@ pub(super) fn cmd_bench(s: &mut Session, a: &Args) -> R<Flow> {
         (times[times.len() / 2 - 1] + times[times.len() / 2]) / 2.0
     };
     let (min, max) = (times[0], times[times.len() - 1]);
-    let mut d = Data::new(
-        &["runs", "min_ms", "median_ms", "max_ms"],
-        json!({"runs": runs, "min_ms": min, "median_ms": median, "max_ms": max}),
-    );
-    d.rows.push(vec![
-        runs.to_string(),
-        format!("{min:.3}"),
-        format!("{median:.3}"),
-        format!("{max:.3}"),
-    ]);
-    emit(s, a, d);
+    let row = BenchLine {
+        runs,
+        min_ms: min,
+        median_ms: median,
+        max_ms: max,
+    };
+    emit(s, a, Data::from_row(row));
     Ok(Flow::Continue)
 }

@@ -1,12 +1,33 @@
 use super::*;
 
+/// One binding of `let`: a symbol and its value.
+#[derive(Serialize, Default)]
+struct BindingLine {
+    symbol: String,
+    value: i64,
+}
+
+impl Row for BindingLine {}
+
 pub(super) fn cmd_let(s: &mut Session, a: &Args) -> R<Flow> {
     let t = a.rest.trim();
     if t.is_empty() {
-        let mut d = Data::new(&["symbol", "value"], json!(s.bindings));
-        for (k, v) in &s.bindings {
-            d.rows.push(vec![k.clone(), v.to_string()]);
-        }
+        let rows: Vec<BindingLine> = s
+            .bindings
+            .iter()
+            .map(|(symbol, &value)| BindingLine {
+                symbol: symbol.clone(),
+                value,
+            })
+            .collect();
+        // the JSON is one object, symbol → value
+        let d = Data::from_rows(&rows).in_document(|_| {
+            Json::Object(
+                rows.iter()
+                    .map(|r| (r.symbol.clone(), json!(r.value)))
+                    .collect(),
+            )
+        });
         if s.bindings.is_empty() && a.format == Format::Table {
             s.say("no bindings");
             return Ok(Flow::Continue);
