@@ -86,6 +86,13 @@ pub trait Row: serde::Serialize + Default {
     fn cell(&self, _field: &str) -> Option<String> {
         None
     }
+
+    /// The text of `column` in one output format, for rows whose table
+    /// shows more than their CSV (a bar, a percentage for a fraction);
+    /// [`Row::cell`] unless the row says otherwise.
+    fn cell_in(&self, column: &str, _format: Format) -> Option<String> {
+        self.cell(column)
+    }
 }
 
 /// The plain text of a JSON value as a table or CSV cell: strings without
@@ -131,6 +138,27 @@ impl Data {
             .into_iter()
             .filter(|f| !T::JSON_ONLY.contains(&f.as_str()))
             .collect();
+        Data::cells(rows, objects, shown, |r, c| r.cell(c))
+    }
+
+    /// Rows whose table and CSV columns depend on the command's flags and
+    /// on the output format: `columns` are shown, each cell from
+    /// [`Row::cell_in`] or the plain JSON text of the field.
+    pub fn from_rows_in<T: Row>(rows: &[T], columns: &[&str], format: Format) -> Data {
+        let objects: Vec<Json> = rows
+            .iter()
+            .map(|r| serde_json::to_value(r).unwrap_or(Json::Null))
+            .collect();
+        let shown = columns.iter().map(|c| c.to_string()).collect();
+        Data::cells(rows, objects, shown, |r, c| r.cell_in(c, format))
+    }
+
+    fn cells<T>(
+        rows: &[T],
+        objects: Vec<Json>,
+        shown: Vec<String>,
+        cell: impl Fn(&T, &str) -> Option<String>,
+    ) -> Data {
         let cells = rows
             .iter()
             .zip(&objects)
@@ -138,8 +166,7 @@ impl Data {
                 shown
                     .iter()
                     .map(|f| {
-                        r.cell(f)
-                            .unwrap_or_else(|| o.get(f).map(plain_text).unwrap_or_default())
+                        cell(r, f).unwrap_or_else(|| o.get(f).map(plain_text).unwrap_or_default())
                     })
                     .collect()
             })

@@ -1,5 +1,28 @@
 use super::*;
 
+/// The live tensor bytes after one node of the last run.
+#[derive(Serialize, Default)]
+struct MemoryLine {
+    node: Json,
+    live_bytes: usize,
+    #[serde(skip)]
+    bar: String,
+}
+
+impl Row for MemoryLine {
+    fn cell_in(&self, column: &str, format: Format) -> Option<String> {
+        match column {
+            "node" => Some(format!("#{}", plain_text(&self.node["index"]))),
+            "op_type" | "name" => Some(plain_text(&self.node[column])),
+            "live_bytes" if format == Format::Table => {
+                Some(crate::tensor::budget::human(self.live_bytes))
+            }
+            "" => Some(self.bar.clone()),
+            _ => None,
+        }
+    }
+}
+
 pub(super) fn cmd_memory(s: &mut Session, a: &Args) -> R<Flow> {
     use crate::runtime::usage::{memory_series, peak};
     use crate::tensor::budget::human;
@@ -32,36 +55,35 @@ pub(super) fn cmd_memory(s: &mut Session, a: &Args) -> R<Flow> {
     // model's files (mapped) or copied onto the heap (owned)
     let (mapped, owned) = s.plan.as_ref().map_or((0, 0), |p| p.weight_bytes());
     let rewritten = s.plan.as_ref().map_or(0, |p| p.rewritten_weight_bytes());
-    let j = json!({
-        "peak_bytes": peak_point.map_or(0, |p| p.live_bytes),
-        "peak_node": peak_point.map(|p| node_json(&p.node)),
-        "weights": {"mapped_bytes": mapped, "owned_bytes": owned, "rewritten_bytes": rewritten},
-        "series": series.iter().map(|p| json!({"node": node_json(&p.node), "live_bytes": p.live_bytes})).collect::<Vec<_>>(),
-    });
     let table = a.format == Format::Table;
-    let mut headers = vec!["node", "op_type", "name", "live_bytes"];
-    if table {
-        headers.push("");
-    }
-    let mut d = Data::new(&headers, j);
     let max = peak_point.map_or(0, |p| p.live_bytes).max(1) as f64;
-    for (i, p) in series.iter().enumerate() {
-        let mut row = vec![
-            format!("#{}", p.node.index),
-            p.node.op_type.clone(),
-            p.node.name.clone(),
-            if table {
-                human(p.live_bytes)
-            } else {
-                p.live_bytes.to_string()
-            },
-        ];
-        if table {
-            let mark = if Some(i) == top { " ← peak" } else { "" };
-            row.push(format!("{}{mark}", bar(p.live_bytes as f64 / max, 30)));
-        }
-        d.rows.push(row);
+    let lines: Vec<MemoryLine> = series
+        .iter()
+        .enumerate()
+        .map(|(i, p)| MemoryLine {
+            node: node_json(&p.node),
+            live_bytes: p.live_bytes,
+            bar: format!(
+                "{}{}",
+                bar(p.live_bytes as f64 / max, 30),
+                if Some(i) == top { " ← peak" } else { "" }
+            ),
+        })
+        .collect();
+    let mut columns = vec!["node", "op_type", "name", "live_bytes"];
+    if table {
+        columns.push("");
     }
+    let peak_bytes = peak_point.map_or(0, |p| p.live_bytes);
+    let peak_node = peak_point.map(|p| node_json(&p.node));
+    let mut d = Data::from_rows_in(&lines, &columns, a.format).in_document(|series| {
+        json!({
+            "peak_bytes": peak_bytes,
+            "peak_node": peak_node,
+            "weights": {"mapped_bytes": mapped, "owned_bytes": owned, "rewritten_bytes": rewritten},
+            "series": series,
+        })
+    });
     if let (true, Some(p)) = (table, peak_point) {
         d.footer.push(format!(
             "peak {} after #{} {} '{}'{}",

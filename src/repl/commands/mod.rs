@@ -3,7 +3,7 @@
 //! for `load`, ...); adding a command is one file and one line in `COMMANDS`.
 
 use super::lex::{self, quote_name, split_assignment, unquote_name};
-use super::render::{tuple, Data, Format, Row};
+use super::render::{plain_text, tuple, Data, Format, Row};
 use super::tensor_expr::{self, Env, Rng};
 use super::{CmdError, Flow, Session};
 use crate::expr::{Bindings, Expr};
