@@ -18,6 +18,140 @@ fn list_filter<T>(
     }
 }
 
+/// One event of the last run's log. The JSON carries the event as the
+/// SPEC spells it (with `inferred`, `resolved` and `status` under
+/// `--shapes`); the table names the element type and prints the values as
+/// a list, CSV keeps the type's number and writes lists as JSON arrays.
+#[derive(Serialize, Default)]
+struct EventLine {
+    index: usize,
+    action: &'static str,
+    kind: &'static str,
+    name: String,
+    data_type: i32,
+    shape: Vec<usize>,
+    value_count: usize,
+    values: Json,
+    string_values: Vec<String>,
+    truncated: bool,
+    node: Json,
+    elapsed_us: Option<u64>,
+    depth: usize,
+    scope: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inferred: Option<Json>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resolved: Option<Json>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<&'static str>,
+    /// Table texts: the values list, the node (`#3 Conv`), the check.
+    #[serde(skip)]
+    values_text: String,
+    #[serde(skip)]
+    node_text: String,
+    #[serde(skip)]
+    node_csv: String,
+    #[serde(skip)]
+    check_text: [String; 2],
+}
+
+impl EventLine {
+    fn new(e: &crate::runtime::Event, check: Option<&shape::CheckRow>, prec: usize) -> EventLine {
+        let listed = |items: Vec<String>| {
+            if items.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "[{}]{}",
+                    items.join(", "),
+                    if e.truncated { " ..." } else { "" }
+                )
+            }
+        };
+        let values_text = if e.string_values.is_empty() {
+            listed(e.values.iter().map(|x| x.table_text(prec)).collect())
+        } else {
+            listed(e.string_values.iter().map(|v| quote_str(v)).collect())
+        };
+        let node_text = e
+            .node
+            .as_ref()
+            .map(|n| {
+                let op = if n.domain.is_empty() {
+                    n.op_type.clone()
+                } else {
+                    format!("{}.{}", n.domain, n.op_type)
+                };
+                format!("#{} {op}", n.index)
+            })
+            .unwrap_or_default();
+        let node_csv = e
+            .node
+            .as_ref()
+            .map(|n| format!("{}:{}:{}:{}", n.index, n.domain, n.op_type, n.name))
+            .unwrap_or_default();
+        let dims = check.and_then(|c| c.inferred.as_deref());
+        EventLine {
+            index: e.index,
+            action: e.action.name(),
+            kind: e.kind.name(),
+            name: e.name.clone(),
+            data_type: e.data_type,
+            shape: e.shape.clone(),
+            value_count: e.value_count,
+            values: json!(e.values),
+            string_values: e.string_values.clone(),
+            truncated: e.truncated,
+            node: e.node.as_ref().map(node_json).unwrap_or(Json::Null),
+            elapsed_us: e.elapsed_us,
+            depth: e.depth,
+            scope: e.scope.clone(),
+            inferred: check.map(|_| dims_json(dims)),
+            resolved: check.map(|c| resolved_json(&c.resolved, dims)),
+            status: check.map(|c| c.status.name()),
+            values_text,
+            node_text,
+            node_csv,
+            check_text: check
+                .map(|c| [shape_text(dims), resolved_text(&c.resolved)])
+                .unwrap_or_default(),
+        }
+    }
+}
+
+impl Row for EventLine {
+    fn cell_in(&self, column: &str, format: Format) -> Option<String> {
+        let csv = format == Format::Csv;
+        // lists in CSV as JSON arrays: ["a b"] and ["a","b"] stay apart
+        let json_list = |empty: bool, v: String| if empty { String::new() } else { v };
+        Some(match column {
+            "data_type" if csv => self.data_type.to_string(),
+            // the table names the type (`int64`)
+            "data_type" => match DataType::from_code(self.data_type) {
+                Some(t) if self.data_type != 0 => t.name().to_string(),
+                _ => String::new(),
+            },
+            "shape" => format!("{:?}", self.shape),
+            "values" if csv => json_list(
+                self.values.as_array().is_none_or(|v| v.is_empty()),
+                self.values.to_string(),
+            ),
+            "values" => self.values_text.clone(),
+            "string_values" if csv => json_list(
+                self.string_values.is_empty(),
+                json!(self.string_values).to_string(),
+            ),
+            "string_values" => String::new(),
+            "node" if csv => self.node_csv.clone(),
+            "node" => self.node_text.clone(),
+            "inferred" => self.check_text[0].clone(),
+            "resolved" => self.check_text[1].clone(),
+            "status" => self.status.unwrap_or_default().to_string(),
+            _ => return None,
+        })
+    }
+}
+
 pub(super) fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
     let actions = list_filter(
         a.value("action"),
@@ -85,100 +219,13 @@ pub(super) fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
     } else {
         vec![]
     };
-    let mut d = Data::new(&headers, Json::Null);
-    let mut arr = Vec::with_capacity(evs.len());
     let prec = s.config.precision;
-    for (k, e) in evs.iter().enumerate() {
-        let check = checks.get(k).and_then(Option::as_ref);
-        let node_json = e.node.as_ref().map(
-            |n| json!({"index": n.index, "op_type": n.op_type, "domain": n.domain, "name": n.name}),
-        );
-        arr.push(json!({
-            "index": e.index,
-            "action": e.action.name(),
-            "kind": e.kind.name(),
-            "name": e.name,
-            "data_type": e.data_type,
-            "shape": e.shape,
-            "value_count": e.value_count,
-            "values": e.values,
-            "string_values": e.string_values,
-            "truncated": e.truncated,
-            "node": node_json.clone().unwrap_or(Json::Null),
-            "elapsed_us": e.elapsed_us,
-            "depth": e.depth,
-            "scope": e.scope,
-        }));
-        if let (Some(c), Some(Json::Object(o))) = (check, arr.last_mut()) {
-            let dims = c.inferred.as_deref();
-            o.insert("inferred".into(), dims_json(dims));
-            o.insert("resolved".into(), resolved_json(&c.resolved, dims));
-            o.insert("status".into(), json!(c.status.name()));
-        }
-        let vals = if e.string_values.is_empty() {
-            let v: Vec<String> = e.values.iter().map(|x| x.table_text(prec)).collect();
-            if v.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "[{}]{}",
-                    v.join(", "),
-                    if e.truncated { " ..." } else { "" }
-                )
-            }
-        } else {
-            let q: Vec<String> = e.string_values.iter().map(|v| quote_str(v)).collect();
-            format!(
-                "[{}]{}",
-                q.join(", "),
-                if e.truncated { " ..." } else { "" }
-            )
-        };
-        let node_txt = e
-            .node
-            .as_ref()
-            .map(|n| {
-                let op = if n.domain.is_empty() {
-                    n.op_type.clone()
-                } else {
-                    format!("{}.{}", n.domain, n.op_type)
-                };
-                format!("#{} {op}", n.index)
-            })
-            .unwrap_or_default();
-        d.rows.push(vec![
-            e.index.to_string(),
-            e.action.name().into(),
-            e.kind.name().into(),
-            e.name.clone(),
-            // the table names the type (`int64`); JSON and CSV keep the number
-            match DataType::from_code(e.data_type) {
-                Some(t) if e.data_type != 0 => t.name().to_string(),
-                _ => String::new(),
-            },
-            format!("{:?}", e.shape),
-            e.value_count.to_string(),
-            vals,
-            String::new(),
-            e.truncated.to_string(),
-            node_txt,
-            e.elapsed_us.map(|u| u.to_string()).unwrap_or_default(),
-            e.depth.to_string(),
-            e.scope.clone(),
-        ]);
-        if a.has("shapes") {
-            let row = d.rows.last_mut().expect("pushed above");
-            match check {
-                Some(c) => row.extend([
-                    shape_text(c.inferred.as_deref()),
-                    resolved_text(&c.resolved),
-                    c.status.name().to_string(),
-                ]),
-                None => row.extend([String::new(), String::new(), String::new()]),
-            }
-        }
-    }
-    d.json = Json::Array(arr);
+    let lines: Vec<EventLine> = evs
+        .iter()
+        .enumerate()
+        .map(|(k, e)| EventLine::new(e, checks.get(k).and_then(Option::as_ref), prec))
+        .collect();
+    let d = Data::from_rows_in(&lines, &headers, a.format);
     if a.format == Format::Table {
         // the table view drops the columns that are empty for every row
         let keep: Vec<usize> = (0..headers.len())
@@ -225,27 +272,6 @@ pub(super) fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
         }
         s.say(t);
         return Ok(Flow::Continue);
-    }
-    if a.format == Format::Csv {
-        for (r, e) in d.rows.iter_mut().zip(&evs) {
-            r[4] = e.data_type.to_string();
-            // lists as JSON arrays: ["a b"] and ["a","b"] stay apart
-            r[7] = if e.values.is_empty() {
-                String::new()
-            } else {
-                json!(e.values).to_string()
-            };
-            r[8] = if e.string_values.is_empty() {
-                String::new()
-            } else {
-                json!(e.string_values).to_string()
-            };
-            r[10] = e
-                .node
-                .as_ref()
-                .map(|n| format!("{}:{}:{}:{}", n.index, n.domain, n.op_type, n.name))
-                .unwrap_or_default();
-        }
     }
     emit(s, a, d);
     Ok(Flow::Continue)
