@@ -5,7 +5,7 @@
 use super::Tensor;
 
 /// Statistics of the finite elements, with the non-finite ones counted.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Stats {
     pub count: usize,
     /// `None` when no element is finite.

@@ -1,5 +1,50 @@
 use super::*;
 
+/// `print NAME --stats`: the value's type and shape, then its statistics.
+/// The JSON object lists the statistics first (`count` included), the
+/// table the name first; the table prints numbers at the session's
+/// precision, CSV in full.
+#[derive(Serialize, Default)]
+struct StatsLine {
+    #[serde(flatten)]
+    stats: crate::tensor::Stats,
+    name: String,
+    elem_type: String,
+    shape: Vec<usize>,
+    #[serde(skip)]
+    precision: usize,
+}
+
+impl Row for StatsLine {
+    const COLUMNS: &'static [&'static str] = &[
+        "name",
+        "elem_type",
+        "shape",
+        "min",
+        "max",
+        "mean",
+        "std",
+        "nan",
+        "inf",
+    ];
+
+    fn cell_in(&self, column: &str, format: Format) -> Option<String> {
+        let num = |x: Option<f64>| match (x, format) {
+            (None, _) => String::new(),
+            (Some(x), Format::Table) => crate::tensor::format_scalar(x, self.precision),
+            (Some(x), _) => x.to_string(),
+        };
+        Some(match column {
+            "shape" => tuple(&self.shape),
+            "min" => num(self.stats.min),
+            "max" => num(self.stats.max),
+            "mean" => num(self.stats.mean),
+            "std" => num(self.stats.std),
+            _ => return None,
+        })
+    }
+}
+
 /// A map, or a sequence of maps (`seq`), as `print --format json|csv`
 /// writes it: JSON keeps keys and values typed (`{"keys": [...], "values":
 /// [...]}` per map); CSV is a header row of the keys, then one row of
@@ -252,40 +297,18 @@ fn print_stats(s: &mut Session, name: &str, v: &Value, format: &str) -> R<Flow> 
             )))
         }
     };
-    let mut j = serde_json::to_value(&st).unwrap_or_default();
-    j["name"] = json!(name);
-    j["elem_type"] = json!(t.dtype().to_string());
-    j["shape"] = json!(t.shape());
-    let mut d = Data::new(
-        &[
-            "name",
-            "elem_type",
-            "shape",
-            "min",
-            "max",
-            "mean",
-            "std",
-            "nan",
-            "inf",
-        ],
-        j,
-    );
-    let num = |x: Option<f64>| match (x, f) {
-        (None, _) => String::new(),
-        (Some(x), Format::Table) => crate::tensor::format_scalar(x, s.config.precision),
-        (Some(x), _) => x.to_string(),
+    let row = StatsLine {
+        stats: st,
+        name: name.to_string(),
+        elem_type: t.dtype().to_string(),
+        shape: t.shape().to_vec(),
+        precision: s.config.precision,
     };
-    d.rows.push(vec![
-        name.to_string(),
-        t.dtype().to_string(),
-        tuple(t.shape()),
-        num(st.min),
-        num(st.max),
-        num(st.mean),
-        num(st.std),
-        st.nan.to_string(),
-        st.inf.to_string(),
-    ]);
+    let d = Data::from_rows_in(std::slice::from_ref(&row), StatsLine::COLUMNS, f);
+    let d = d.in_document(|mut rows| match rows.as_array_mut().and_then(|r| r.pop()) {
+        Some(one) => one,
+        None => Json::Null,
+    });
     let text = d.render(f);
     s.say(text);
     Ok(Flow::Continue)
