@@ -18,7 +18,6 @@ pub mod exp_f32;
 pub mod f64_values;
 pub mod image;
 pub mod linalg;
-pub mod loss;
 pub mod manip;
 pub mod max_unpool;
 pub mod nn;
@@ -30,7 +29,6 @@ pub mod rows_f32;
 pub mod shrink;
 pub mod signal;
 pub mod strings;
-pub mod training;
 
 use super::kernel::KernelError;
 use crate::tensor::Elem;

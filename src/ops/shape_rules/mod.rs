@@ -10,7 +10,6 @@ pub mod dynamic_quantize_linear;
 pub mod elementwise;
 pub mod image;
 pub mod linalg;
-pub mod loss;
 pub mod manip;
 pub mod max_unpool;
 pub mod nn;
@@ -19,7 +18,6 @@ pub mod reduce;
 pub mod rnn;
 pub mod signal;
 pub mod strings;
-pub mod training;
 
 use crate::expr::Expr;
 use crate::ops::{InferCtx, ShapeError};
