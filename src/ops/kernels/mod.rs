@@ -27,7 +27,6 @@ pub mod reduce;
 pub mod rnn;
 pub mod rows_f32;
 pub mod shrink;
-pub mod signal;
 pub mod strings;
 
 use super::kernel::KernelError;

@@ -16,7 +16,6 @@ pub mod nn;
 pub mod random;
 pub mod reduce;
 pub mod rnn;
-pub mod signal;
 pub mod strings;
 
 use crate::expr::Expr;
