@@ -22,12 +22,10 @@ pub mod manip;
 pub mod max_unpool;
 pub mod nn;
 pub mod pool_fast;
-pub mod random;
 pub mod reduce;
 pub mod rnn;
 pub mod rows_f32;
 pub mod shrink;
-pub mod strings;
 
 use super::kernel::KernelError;
 use crate::tensor::Elem;

@@ -1,9 +1,8 @@
-//! Sequence and optional operators, and `StringNormalizer`.
+//! Sequence and optional operators.
 //!
 //! One operator per file: its shape rule (`shape`) and kernel builder
 //! (`kernel`). [`sequence_value`] reads and builds the sequence values
-//! they share. `StringNormalizer` came here with the other non-numeric
-//! kernels; it belongs with the string operators.
+//! they share.
 
 mod concat_from_sequence;
 mod optional;
@@ -18,7 +17,6 @@ mod sequence_length;
 mod sequence_map;
 mod sequence_value;
 mod split_to_sequence;
-mod string_normalizer;
 
 use super::OpDef;
 
@@ -36,5 +34,4 @@ pub const TABLE: &[OpDef] = &[
     op_def!("", "Optional", 15, optional),
     op_def!("", "OptionalHasElement", 15, optional_has_element),
     op_def!("", "OptionalGetElement", 15, optional_get_element),
-    op_def!("", "StringNormalizer", 10, string_normalizer),
 ];

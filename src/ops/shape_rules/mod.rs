@@ -13,10 +13,8 @@ pub mod linalg;
 pub mod manip;
 pub mod max_unpool;
 pub mod nn;
-pub mod random;
 pub mod reduce;
 pub mod rnn;
-pub mod strings;
 
 use crate::expr::Expr;
 use crate::ops::{InferCtx, ShapeError};

@@ -1,101 +1,34 @@
-//! String kernels (StringConcat, StringSplit, RegexFullMatch) and the text
-//! featuriser TfIdfVectorizer.
+//! `TfIdfVectorizer`: n-gram counts (TF, IDF or TFIDF weighted) of
+//! integer or string sequences into a fixed output vector.
 
-use super::broadcast_shapes;
-use super::f64_values::float_of;
 use crate::bail;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::tensor::{DataType, Key, Tensor, Value};
-use ndarray::ArrayD;
+use crate::ops::kernels::f64_values::float_of;
+use crate::ops::shape_rules::{int_dim, shape_of};
+use crate::ops::{InferCtx, ShapeError};
+use crate::tensor::{DataType, Key, Value};
 use std::collections::HashMap;
 
-fn strings_of<'a>(t: &'a Tensor, what: &str) -> Result<&'a ArrayD<String>, KernelError> {
-    match t {
-        Tensor::Str(a) => Ok(a),
-        other => bail!("{what} must be a string tensor, got {}", other.dtype()),
-    }
-}
-
-pub fn string_concat(_: &NodeInfo) -> Result<Kernel, KernelError> {
-    Ok(Box::new(|_, ins| {
-        let a = strings_of(tensor_in(ins, 0)?, "X")?;
-        let b = strings_of(tensor_in(ins, 1)?, "Y")?;
-        broadcast_shapes(a.shape(), b.shape())?;
-        let out = super::zip2(a, b, |x, y| x + &y)?;
-        Ok(vec![Value::Tensor(Tensor::Str(out))])
-    }))
-}
-
-/// Python `str.split` semantics: `None` delimiter splits on whitespace runs;
-/// `maxsplit` limits the number of splits.
-pub fn split_one(s: &str, delim: Option<&str>, maxsplit: Option<usize>) -> Vec<String> {
-    match delim {
-        Some(d) => match maxsplit {
-            Some(m) => s.splitn(m + 1, d).map(str::to_string).collect(),
-            None => s.split(d).map(str::to_string).collect(),
-        },
-        None => {
-            let mut parts = Vec::new();
-            let mut rest = s.trim_start();
-            while !rest.is_empty() {
-                if maxsplit.is_some_and(|m| parts.len() == m) {
-                    parts.push(rest.to_string());
-                    break;
-                }
-                let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-                parts.push(rest[..end].to_string());
-                rest = rest[end..].trim_start();
-            }
-            parts
-        }
-    }
-}
-
-pub fn string_split(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let delim = info.attrs.string("delimiter").filter(|d| !d.is_empty());
-    let maxsplit = match info.attrs.int("maxsplit") {
-        Some(m) if m < 0 => bail!("maxsplit must be non-negative, got {m}"),
-        Some(m) => Some(m as usize),
-        None => None,
-    };
-    Ok(Box::new(move |_, ins| {
-        let x = strings_of(tensor_in(ins, 0)?, "X")?;
-        let parts: Vec<Vec<String>> = x
-            .iter()
-            .map(|s| split_one(s, delim.as_deref(), maxsplit))
-            .collect();
-        let width = parts.iter().map(Vec::len).max().unwrap_or(0);
-        let mut flat = Vec::with_capacity(parts.len() * width);
-        let mut counts = Vec::with_capacity(parts.len());
-        for p in parts {
-            counts.push(p.len() as i64);
-            let n = p.len();
-            flat.extend(p);
-            flat.extend(std::iter::repeat_n(String::new(), width - n));
-        }
-        let mut ysh = x.shape().to_vec();
-        ysh.push(width);
-        Ok(vec![
-            Value::Tensor(Tensor::from_vec(&ysh, flat)?),
-            Value::Tensor(Tensor::from_vec(x.shape(), counts)?),
-        ])
-    }))
-}
-
-pub fn regex_full_match(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let pat = info
+pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let n = cx
         .attrs
-        .string("pattern")
-        .ok_or_else(|| KernelError::new("RegexFullMatch needs attribute 'pattern'"))?;
-    let re = regex::Regex::new(&format!("^(?:{pat})$"))
-        .map_err(|e| KernelError::new(format!("invalid pattern '{pat}': {e}")))?;
-    Ok(Box::new(move |_, ins| {
-        let x = strings_of(tensor_in(ins, 0)?, "X")?;
-        Ok(vec![Value::Tensor(Tensor::Bool(x.map(|s| re.is_match(s))))])
-    }))
+        .ints("ngram_indexes")
+        .map(|v| v.iter().copied().max().unwrap_or(-1) + 1);
+    let x = shape_of(cx, 0);
+    let out = x.map(|s| {
+        let mut o = if s.len() == 2 {
+            vec![s[0].clone()]
+        } else {
+            vec![]
+        };
+        o.push(n.and_then(int_dim));
+        o
+    });
+    cx.set_tensor(0, DataType::Float, out);
+    Ok(())
 }
 
-pub fn tfidf_vectorizer(info: &NodeInfo) -> Result<Kernel, KernelError> {
+pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let a = &info.attrs;
     let min_n = a
         .int("min_gram_length")
@@ -224,19 +157,4 @@ pub fn tfidf_vectorizer(info: &NodeInfo) -> Result<Kernel, KernelError> {
             out,
         )?)])
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn split_like_python() {
-        assert_eq!(split_one("  a  b c ", None, None), vec!["a", "b", "c"]);
-        assert_eq!(split_one("a,,b", Some(","), None), vec!["a", "", "b"]);
-        assert_eq!(split_one("a,b,c", Some(","), Some(1)), vec!["a", "b,c"]);
-        assert_eq!(split_one(" a b  c", None, Some(1)), vec!["a", "b  c"]);
-        assert!(split_one("", None, None).is_empty());
-        assert_eq!(split_one("", Some(","), None), vec![""]);
-    }
 }
