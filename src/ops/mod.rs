@@ -45,7 +45,7 @@ pub(crate) use op_def;
 mod attention;
 mod attrs;
 pub mod constant_value;
-mod control;
+pub(crate) mod control;
 pub mod einsum_equation;
 mod elementwise;
 mod image;

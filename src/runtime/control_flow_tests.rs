@@ -209,9 +209,9 @@ g (int64 trip, bool cond, float[2,2] acc0, float[2,3] w0, float[3,2] bias) => (f
         let model = crate::text::parse_model(MODEL).unwrap();
         let plan = Plan::new(&model).unwrap();
         // with events: every step runs on every iteration, nothing hoisted
-        let before = crate::ops::kernels::control::hoisted_steps();
+        let before = crate::ops::control::loop_op::hoisted_steps();
         let observed = plan.run(inputs(), &RunOptions::default()).unwrap();
-        assert_eq!(crate::ops::kernels::control::hoisted_steps(), before);
+        assert_eq!(crate::ops::control::loop_op::hoisted_steps(), before);
         let transposes = observed
             .events
             .iter()
@@ -228,7 +228,7 @@ g (int64 trip, bool cond, float[2,2] acc0, float[2,3] w0, float[3,2] bias) => (f
             ..RunOptions::default()
         };
         let fast = plan.run(inputs(), &quiet).unwrap();
-        assert_eq!(crate::ops::kernels::control::hoisted_steps(), before + 4);
+        assert_eq!(crate::ops::control::loop_op::hoisted_steps(), before + 4);
         assert_eq!(observed.outputs.len(), 3);
         for ((n1, v1), (n2, v2)) in observed.outputs.iter().zip(&fast.outputs) {
             assert_eq!(n1, n2);
@@ -240,7 +240,7 @@ g (int64 trip, bool cond, float[2,2] acc0, float[2,3] w0, float[3,2] bias) => (f
         assert_eq!(fast.outputs[2].1.as_tensor().unwrap().shape(), &[3, 3, 2]);
         // a second quiet run computes the hoisted steps again, once
         let again = plan.run(inputs(), &quiet).unwrap();
-        assert_eq!(crate::ops::kernels::control::hoisted_steps(), before + 8);
+        assert_eq!(crate::ops::control::loop_op::hoisted_steps(), before + 8);
         assert_eq!(again.outputs[0].1, fast.outputs[0].1);
     }
 
@@ -263,10 +263,10 @@ g (int64 trip, bool cond, float[2,2] acc0, float[2,3] w0, float[3,2] bias) => (f
             release: true,
             ..RunOptions::default()
         };
-        let before = crate::ops::kernels::control::hoisted_steps();
+        let before = crate::ops::control::loop_op::hoisted_steps();
         let fast = plan.run(inputs(), &quiet).unwrap();
         // only the Constant is hoisted
-        assert_eq!(crate::ops::kernels::control::hoisted_steps(), before + 1);
+        assert_eq!(crate::ops::control::loop_op::hoisted_steps(), before + 1);
         let observed = plan.run(inputs(), &RunOptions::default()).unwrap();
         assert_eq!(observed.outputs[0].1, fast.outputs[0].1);
         assert_eq!(observed.outputs[2].1, fast.outputs[2].1);

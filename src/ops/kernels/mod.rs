@@ -2,10 +2,10 @@
 //! (numpy broadcasting, axis normalisation, typed dispatch).
 
 pub mod attention;
+pub mod axis_slices;
 pub mod bit_cast;
 pub mod cast;
 pub mod col2im;
-pub mod control;
 pub mod conv;
 pub mod conv_depthwise;
 pub mod conv_epilogue;
@@ -23,7 +23,6 @@ pub mod max_unpool;
 pub mod nn;
 pub mod pool_fast;
 pub mod reduce;
-pub mod rnn;
 pub mod rows_f32;
 pub mod shrink;
 

@@ -4,7 +4,7 @@
 use super::sequence_value::{seq_elem, seq_in};
 use crate::bail;
 use crate::ops::kernel::{Kernel, KernelError, NodeInfo};
-use crate::ops::kernels::control::stack_tensors;
+use crate::ops::kernels::axis_slices::stack_tensors;
 use crate::ops::manip::concat_tensors;
 use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::{DataType, Tensor, Value};

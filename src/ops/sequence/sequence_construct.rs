@@ -4,7 +4,7 @@
 use super::sequence_value::{check_type, seq, set_seq};
 use crate::bail;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::ops::shape_rules::control::merge_types;
+use crate::ops::shape_rules::type_merge::merge_types;
 use crate::ops::{InferCtx, ShapeError};
 use crate::value_type::TypeInfo;
 

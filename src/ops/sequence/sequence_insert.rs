@@ -3,7 +3,7 @@
 
 use super::sequence_value::{check_type, position, seq, seq_elem, seq_in, set_seq};
 use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
-use crate::ops::shape_rules::control::merge_types;
+use crate::ops::shape_rules::type_merge::merge_types;
 use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::DataType;
 use crate::value_type::TypeInfo;

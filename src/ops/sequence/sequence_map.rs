@@ -5,7 +5,7 @@
 use super::sequence_value::{seq, seq_in, set_seq};
 use crate::bail;
 use crate::ops::kernel::{Kernel, KernelError, NodeInfo};
-use crate::ops::kernels::control::graph_output_types;
+use crate::ops::kernels::axis_slices::graph_output_types;
 use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::{DataType, Tensor, Value};
 use crate::value_type::TypeInfo;

@@ -6,7 +6,7 @@ use super::sequence_value::{seq, set_seq};
 use crate::bail;
 use crate::expr::Expr;
 use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
-use crate::ops::kernels::control::{take_index, take_range};
+use crate::ops::kernels::axis_slices::{take_index, take_range};
 use crate::ops::{InferCtx, ShapeError};
 use crate::value_type::TypeInfo;
 

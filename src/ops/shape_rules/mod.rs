@@ -3,7 +3,6 @@
 pub mod attention;
 pub mod bit_cast;
 pub mod col2im;
-pub mod control;
 pub mod deform_conv;
 pub mod det;
 pub mod dynamic_quantize_linear;
@@ -14,7 +13,7 @@ pub mod manip;
 pub mod max_unpool;
 pub mod nn;
 pub mod reduce;
-pub mod rnn;
+pub mod type_merge;
 
 use crate::expr::Expr;
 use crate::ops::{InferCtx, ShapeError};

@@ -1,10 +1,14 @@
-//! Recurrent network kernels: RNN, GRU, LSTM (forward, reverse,
+//! What the recurrent networks share: one engine for RNN, GRU and LSTM
+//! cells (forward, reverse,
 //! bidirectional; every activation of the spec; sequence_lens; initial
 //! states; layout 0 and 1). Computes in f64, returns the input's type.
 
 use crate::bail;
+use crate::expr::Expr;
 use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::{DataType, Tensor, Value};
+use crate::value_type::Dim;
 use half::{bf16, f16};
 
 /// One activation function with its parameters.
@@ -449,23 +453,66 @@ fn run(s: &Spec, ins: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     Ok(out)
 }
 
-fn build(info: &NodeInfo, cell: Cell) -> Result<Kernel, KernelError> {
+pub(super) fn build(info: &NodeInfo, cell: Cell) -> Result<Kernel, KernelError> {
     let s = spec(info, cell)?;
     Ok(Box::new(move |_, ins| run(&s, ins)))
 }
 
-pub fn rnn(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    build(info, Cell::Rnn)
+/// The outputs of a recurrent operator with `gates` gate blocks in W and
+/// R: Y of [seq, directions, batch, hidden] (layout 1: batch first), then
+/// `n_out - 1` states of [directions, batch, hidden].
+pub(super) fn recurrent_shape(
+    cx: &mut InferCtx,
+    gates: i64,
+    n_out: usize,
+) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let nd: i64 = match cx.attrs.string_or("direction", "forward").as_str() {
+        "bidirectional" => 2,
+        "forward" | "reverse" => 1,
+        other => return Err(ShapeError(format!("unknown direction '{other}'"))),
+    };
+    let layout = cx.attrs.int_or("layout", 0);
+    let hidden: Dim = match cx.attrs.int("hidden_size") {
+        Some(h) => Some(Expr::int(h)),
+        None => cx
+            .shape(2)
+            .and_then(|s| s.get(2).cloned().flatten())
+            .or_else(|| {
+                cx.shape(1)
+                    .and_then(|s| s.get(1).cloned().flatten())
+                    .map(|e| e.floor_div(&Expr::int(gates)))
+            }),
+    };
+    let x = cx.shape(0).map(|s| s.to_vec());
+    if let Some(x) = &x {
+        if x.len() != 3 {
+            return Err(ShapeError(format!("X must have rank 3, got {}", x.len())));
+        }
+    }
+    let (seq, batch): (Dim, Dim) = match &x {
+        Some(x) if layout == 0 => (x[0].clone(), x[1].clone()),
+        Some(x) => (x[1].clone(), x[0].clone()),
+        None => (None, None),
+    };
+    let nd = Some(Expr::int(nd));
+    let (y, st) = if layout == 0 {
+        (
+            vec![seq, nd.clone(), batch.clone(), hidden.clone()],
+            vec![nd, batch, hidden],
+        )
+    } else {
+        (
+            vec![batch.clone(), seq, nd.clone(), hidden.clone()],
+            vec![batch, nd, hidden],
+        )
+    };
+    cx.set_tensor(0, elem, Some(y));
+    for i in 1..n_out {
+        cx.set_tensor(i, elem, Some(st.clone()));
+    }
+    Ok(())
 }
-
-pub fn gru(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    build(info, Cell::Gru)
-}
-
-pub fn lstm(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    build(info, Cell::Lstm)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
