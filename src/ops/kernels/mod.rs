@@ -22,7 +22,6 @@ pub mod manip;
 pub mod max_unpool;
 pub mod nn;
 pub mod pool_fast;
-pub mod reduce;
 pub mod rows_f32;
 pub mod shrink;
 

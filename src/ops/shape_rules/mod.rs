@@ -12,7 +12,6 @@ pub mod linalg;
 pub mod manip;
 pub mod max_unpool;
 pub mod nn;
-pub mod reduce;
 pub mod type_merge;
 
 use crate::expr::Expr;

@@ -1,14 +1,103 @@
-//! Reductions: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd,
-//! ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare,
-//! ArgMax, ArgMin.
+//! The ten reductions (ReduceSum, ReduceMean, ReduceMax, ReduceMin,
+//! ReduceProd, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp,
+//! ReduceSumSquare): one engine and one shape rule, parameterised by the
+//! reduction, so one file; each operator is a module of it ([`reduce_sum`],
+//! ...) with the `shape` and `kernel` the table names.
 
-use super::elementwise::Num;
-use super::manip::opt_ints_in;
-use super::{norm_axis, typed};
+use crate::expr::Expr;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernels::elementwise::Num;
+use crate::ops::kernels::manip::opt_ints_in;
+use crate::ops::kernels::{norm_axis, typed};
+use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::{Tensor, Value};
+use crate::value_type::Dim;
 use crate::{bail, dispatch_num};
 use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn};
+
+/// Output shape of a reduction: reduced axes become 1 (keepdims) or vanish.
+pub(super) fn reduced(shape: &[Dim], mask: &[bool], keep: bool) -> Vec<Dim> {
+    shape
+        .iter()
+        .zip(mask)
+        .filter_map(|(d, &m)| {
+            if m {
+                keep.then(|| Some(Expr::int(1)))
+            } else {
+                Some(d.clone())
+            }
+        })
+        .collect()
+}
+
+/// The shape rule of every reduction.
+pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let keep = cx.attrs.int_or("keepdims", 1) != 0;
+    let noop = cx.attrs.int_or("noop_with_empty_axes", 0) != 0;
+    let since = if cx.node.op_type() == "ReduceSum" {
+        13
+    } else {
+        18
+    };
+    let from_input = cx.opset >= since;
+    let Some(shape) = cx.shape(0).map(|s| s.to_vec()) else {
+        cx.set_tensor(0, elem, None);
+        return Ok(());
+    };
+    let r = shape.len();
+    let axes: Option<Vec<i64>> = if from_input {
+        if cx.has_input(1) {
+            match cx.ints(1) {
+                Some(v) => Some(v),
+                None => {
+                    // axes unknown: only the rank is known when keepdims
+                    let known_empty = cx
+                        .shape(1)
+                        .and_then(|s| s.first().cloned().flatten())
+                        .and_then(|e| e.as_int())
+                        == Some(0);
+                    if !known_empty {
+                        let n = crate::ops::shape_rules::manip::input_len(cx, 1);
+                        // which axes are reduced depends on data: each
+                        // size is a fresh symbol (the input size or 1)
+                        let k = if keep {
+                            Some(r)
+                        } else {
+                            n.and_then(|n| r.checked_sub(n))
+                        };
+                        let out = k.map(|k| (0..k).map(|_| Some(cx.fresh())).collect());
+                        cx.set_tensor(0, elem, out);
+                        return Ok(());
+                    }
+                    Some(vec![])
+                }
+            }
+        } else {
+            None
+        }
+    } else {
+        cx.attrs.ints("axes")
+    };
+    let mask = match axes {
+        Some(ax) if !ax.is_empty() => {
+            let mut m = vec![false; r];
+            for a in ax {
+                m[norm_axis(a, r)?] = true;
+            }
+            m
+        }
+        _ => {
+            if noop && from_input {
+                cx.set_tensor(0, elem, Some(shape));
+                return Ok(());
+            }
+            vec![true; r]
+        }
+    };
+    cx.set_tensor(0, elem, Some(reduced(&shape, &mask, keep)));
+    Ok(())
+}
 
 /// Which reduction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,7 +125,7 @@ fn axes_input_since(op: Red) -> i64 {
 
 /// The elements of `a` with the masked axes moved last: (flat values,
 /// number of groups, group length).
-fn grouped<T: Clone>(a: &ArrayD<T>, mask: &[bool]) -> (Vec<T>, usize, usize) {
+pub(super) fn grouped<T: Clone>(a: &ArrayD<T>, mask: &[bool]) -> (Vec<T>, usize, usize) {
     let perm: Vec<usize> = (0..mask.len())
         .filter(|&i| !mask[i])
         .chain((0..mask.len()).filter(|&i| mask[i]))
@@ -293,96 +382,31 @@ fn reduce_builder(info: &NodeInfo, op: Red) -> Result<Kernel, KernelError> {
     }))
 }
 
-pub fn reduce_sum(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    reduce_builder(info, Red::Sum)
-}
-pub fn reduce_mean(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    reduce_builder(info, Red::Mean)
-}
-pub fn reduce_max(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    reduce_builder(info, Red::Max)
-}
-pub fn reduce_min(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    reduce_builder(info, Red::Min)
-}
-pub fn reduce_prod(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    reduce_builder(info, Red::Prod)
-}
-pub fn reduce_l1(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    reduce_builder(info, Red::L1)
-}
-pub fn reduce_l2(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    reduce_builder(info, Red::L2)
-}
-pub fn reduce_log_sum(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    reduce_builder(info, Red::LogSum)
-}
-pub fn reduce_log_sum_exp(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    reduce_builder(info, Red::LogSumExp)
-}
-pub fn reduce_sum_square(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    reduce_builder(info, Red::SumSquare)
-}
+/// One reduction operator: the shared rule, and the engine's kernel for
+/// its reduction.
+macro_rules! reduction {
+    ($module:ident, $op:expr) => {
+        pub mod $module {
+            pub use super::shape;
+            use crate::ops::kernel::{Kernel, KernelError, NodeInfo};
 
-fn arg_typed<T: Num>(
-    x: &Tensor,
-    ax: usize,
-    max: bool,
-    last: bool,
-) -> Result<Vec<i64>, KernelError> {
-    let a: &ArrayD<T> = typed(x, "data")?;
-    let mask: Vec<bool> = (0..a.ndim()).map(|i| i == ax).collect();
-    let (flat, groups, r) = grouped(a, &mask);
-    if r == 0 {
-        bail!(
-            "cannot take the arg{} of an empty axis",
-            if max { "max" } else { "min" }
-        );
-    }
-    let mut out = Vec::with_capacity(groups);
-    for g in 0..groups {
-        let chunk = &flat[g * r..(g + 1) * r];
-        let mut best = 0usize;
-        for (i, &v) in chunk.iter().enumerate().skip(1) {
-            let b = chunk[best];
-            let better = if max { v > b } else { v < b };
-            if better || (last && v == b) {
-                best = i;
+            pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
+                super::reduce_builder(info, $op)
             }
         }
-        out.push(best as i64);
-    }
-    Ok(out)
+    };
 }
 
-fn arg_builder(info: &NodeInfo, max: bool) -> Result<Kernel, KernelError> {
-    let axis = info.attrs.int_or("axis", 0);
-    let keep = info.attrs.int_or("keepdims", 1) != 0;
-    let last = info.attrs.int_or("select_last_index", 0) != 0;
-    Ok(Box::new(move |_, ins| {
-        let x = tensor_in(ins, 0)?;
-        let ax = norm_axis(axis, x.rank())?;
-        let v = dispatch_num!(
-            x,
-            arg_typed(x, ax, max, last),
-            bail!("ArgMax/ArgMin do not accept {}", x.dtype())
-        )?;
-        let shape: Vec<usize> = x
-            .shape()
-            .iter()
-            .enumerate()
-            .filter_map(|(i, &d)| if i == ax { keep.then_some(1) } else { Some(d) })
-            .collect();
-        Ok(vec![Value::Tensor(Tensor::from_vec(&shape, v)?)])
-    }))
-}
-
-pub fn arg_max(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    arg_builder(info, true)
-}
-pub fn arg_min(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    arg_builder(info, false)
-}
+reduction!(reduce_sum, super::Red::Sum);
+reduction!(reduce_mean, super::Red::Mean);
+reduction!(reduce_max, super::Red::Max);
+reduction!(reduce_min, super::Red::Min);
+reduction!(reduce_prod, super::Red::Prod);
+reduction!(reduce_l1, super::Red::L1);
+reduction!(reduce_l2, super::Red::L2);
+reduction!(reduce_log_sum, super::Red::LogSum);
+reduction!(reduce_log_sum_exp, super::Red::LogSumExp);
+reduction!(reduce_sum_square, super::Red::SumSquare);
 
 #[cfg(test)]
 mod tests {
