@@ -9,7 +9,7 @@
 //! The operator layer imports neither engine's machinery: the shape rules
 //! live here (`shape_rules/`, with what a rule sees in [`InferCtx`]), and so
 //! do [`KernelError`] and the operator meaning both engines share
-//! ([`einsum_equation`], [`slice_indices`], [`constant_value`]), the kernel
+//! ([`linalg::einsum_equation`], [`slice_indices`], [`constant_value`]), the kernel
 //! interface ([`kernel`]) and the kernels ([`kernels`]). A kernel reaches
 //! the engine that runs it only through [`kernel::Subgraph`] and
 //! [`kernel::RunCtx`], which the runtime supplies.
@@ -46,7 +46,6 @@ mod attention;
 mod attrs;
 pub mod constant_value;
 pub(crate) mod control;
-pub mod einsum_equation;
 mod elementwise;
 mod image;
 mod image_decoder;

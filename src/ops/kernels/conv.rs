@@ -8,7 +8,7 @@
 
 use super::conv_epilogue::{Act, Epilogue, RESIDUAL_INPUT};
 use super::conv_f32::{self, ConvDims};
-use super::linalg::Gemm;
+use super::matrix_product::Gemm;
 use super::nn::{from_f64s, next_index, to_f64s, Window, WindowAttrs};
 use crate::bail;
 use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};

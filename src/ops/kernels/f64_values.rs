@@ -51,7 +51,7 @@ pub(crate) fn one(t: Tensor) -> Result<Vec<Value>, KernelError> {
     Ok(vec![Value::Tensor(t)])
 }
 
-pub(super) fn require_float(t: &Tensor, what: &str) -> Result<(), KernelError> {
+pub(crate) fn require_float(t: &Tensor, what: &str) -> Result<(), KernelError> {
     if !matches!(
         t.dtype(),
         DataType::Float | DataType::Double | DataType::Float16 | DataType::Bfloat16

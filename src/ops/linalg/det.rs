@@ -1,8 +1,10 @@
 //! Det: the determinant of square matrices.
 
-use super::f64_values::{f64_of, float_like, one, require_float};
 use crate::bail;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernels::f64_values::{f64_of, float_like, one, require_float};
+use crate::ops::shape_rules::shape_of;
+use crate::ops::{InferCtx, ShapeError};
 
 /// Determinant of an n×n row-major matrix by LU with partial pivoting.
 pub fn det(m: &mut [f64], n: usize) -> f64 {
@@ -37,7 +39,19 @@ pub fn det(m: &mut [f64], n: usize) -> f64 {
     d
 }
 
-pub fn det_op(_: &NodeInfo) -> Result<Kernel, KernelError> {
+pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let e = cx.elem_req(0)?;
+    let s = shape_of(cx, 0);
+    if let Some(s) = &s {
+        if s.len() < 2 {
+            return Err(ShapeError(format!("Det needs rank >= 2, got {}", s.len())));
+        }
+    }
+    cx.set_tensor(0, e, s.map(|s| s[..s.len() - 2].to_vec()));
+    Ok(())
+}
+
+pub fn kernel(_: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(|_, ins| {
         let x = tensor_in(ins, 0)?;
         require_float(x, "X")?;

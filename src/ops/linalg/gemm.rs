@@ -1,0 +1,229 @@
+//! `Gemm`: `alpha * op(A) · op(B) + beta * C`.
+
+use crate::bail;
+use crate::dispatch_num;
+use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernels::matrix_product::{par_gemm, Gemm, Operand};
+use crate::ops::{InferCtx, ShapeError};
+use crate::tensor::{Tensor, Value};
+use ndarray::ArrayD;
+
+pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let elem = cx.elem_req(0)?;
+    let shape = match (cx.shape(0), cx.shape(1)) {
+        (Some(a), Some(b)) => {
+            if a.len() != 2 || b.len() != 2 {
+                return Err(ShapeError("Gemm needs 2-D A and B".into()));
+            }
+            let ta = cx.attrs.int_or("transA", 0) != 0;
+            let tb = cx.attrs.int_or("transB", 0) != 0;
+            let m = if ta { &a[1] } else { &a[0] };
+            let ka = if ta { &a[0] } else { &a[1] };
+            let kb = if tb { &b[1] } else { &b[0] };
+            let n = if tb { &b[0] } else { &b[1] };
+            if let (Some(x), Some(y)) = (ka, kb) {
+                if x.equals(y) == Some(false) {
+                    return Err(ShapeError(format!(
+                        "Gemm inner dimensions differ: {x} vs {y}"
+                    )));
+                }
+            }
+            Some(vec![m.clone(), n.clone()])
+        }
+        _ => None,
+    };
+    cx.set_tensor(0, elem, shape);
+    Ok(())
+}
+
+/// f32 Gemm straight on the operands' strides (a transposed operand is not
+/// copied): `alpha * op(A) · op(B) + beta * C`.
+fn gemm_f32(
+    x: &ArrayD<f32>,
+    y: &ArrayD<f32>,
+    c: Option<&ArrayD<f32>>,
+    p: (bool, bool, f32, f32),
+) -> Result<ArrayD<f32>, KernelError> {
+    let (ta, tb, alpha, beta) = p;
+    if x.ndim() != 2 || y.ndim() != 2 {
+        bail!(
+            "Gemm needs 2-D A and B, got {:?} and {:?}",
+            x.shape(),
+            y.shape()
+        );
+    }
+    let x2 = x.view().into_dimensionality::<ndarray::Ix2>()?;
+    let y2 = y.view().into_dimensionality::<ndarray::Ix2>()?;
+    let x2 = if ta { x2.reversed_axes() } else { x2 };
+    let y2 = if tb { y2.reversed_axes() } else { y2 };
+    let (m, k) = x2.dim();
+    let (k2, n) = y2.dim();
+    if k != k2 {
+        bail!("Gemm inner dimensions differ ({k} vs {k2})");
+    }
+    crate::tensor::budget::check(&[m, n], 8)?;
+    let mut out = ndarray::Array2::<f32>::zeros((m, n));
+    let mut beta_eff = 0.0;
+    if let Some(c) = c {
+        let cb = c.broadcast(ndarray::IxDyn(&[m, n])).ok_or_else(|| {
+            KernelError::new(format!(
+                "C of shape {:?} does not broadcast to [{m}, {n}]",
+                c.shape()
+            ))
+        })?;
+        out.assign(&cb.into_dimensionality::<ndarray::Ix2>()?);
+        beta_eff = beta;
+    }
+    if m > 0 && n > 0 {
+        let (xs, ys) = (x2.strides(), y2.strides());
+        // SAFETY: the pointers and strides describe the ndarray views x2
+        // and y2 (m×k and k×n, checked above) and the owned m×n output;
+        // matrixmultiply reads and writes only within those extents.
+        let a = Operand {
+            ptr: x2.as_ptr(),
+            row: xs[0],
+            col: xs[1],
+        };
+        let b = Operand {
+            ptr: y2.as_ptr(),
+            row: ys[0],
+            col: ys[1],
+        };
+        unsafe {
+            par_gemm(
+                matrixmultiply::sgemm,
+                (m, k, n),
+                alpha,
+                a,
+                b,
+                beta_eff,
+                out.as_mut_ptr(),
+            )
+        }
+    }
+    Ok(out.into_dyn())
+}
+
+fn gemm_typed<T: Gemm>(
+    a: &Tensor,
+    b: &Tensor,
+    c: Option<&Tensor>,
+    p: (bool, bool, f32, f32),
+) -> Result<Tensor, KernelError> {
+    let (ta, tb, alpha, beta) = p;
+    let x: &ArrayD<T> = crate::ops::kernels::typed(a, "A")?;
+    let y: &ArrayD<T> = crate::ops::kernels::typed(b, "B")?;
+    if x.ndim() != 2 || y.ndim() != 2 {
+        bail!(
+            "Gemm needs 2-D A and B, got {:?} and {:?}",
+            x.shape(),
+            y.shape()
+        );
+    }
+    let x2 = x.view().into_dimensionality::<ndarray::Ix2>()?;
+    let y2 = y.view().into_dimensionality::<ndarray::Ix2>()?;
+    let x2 = if ta { x2.reversed_axes() } else { x2 };
+    let y2 = if tb { y2.reversed_axes() } else { y2 };
+    let (m, k) = x2.dim();
+    let (k2, n) = y2.dim();
+    if k != k2 {
+        bail!("Gemm inner dimensions differ ({k} vs {k2})");
+    }
+    crate::tensor::budget::check(&[m, n], 8)?;
+    let xs = x2.as_standard_layout();
+    let ys = y2.as_standard_layout();
+    let (Some(xd), Some(yd)) = (xs.as_slice(), ys.as_slice()) else {
+        bail!("internal: non-contiguous buffer");
+    };
+    let mut out = vec![T::zero(); m * n];
+    T::gemm(m, k, n, xd, yd, &mut out);
+    let al = T::from_f64(alpha as f64);
+    if alpha != 1.0 {
+        out.iter_mut().for_each(|v| *v = v.mul(al));
+    }
+    let mut res = ArrayD::from_shape_vec(ndarray::IxDyn(&[m, n]), out)?;
+    if let Some(c) = c {
+        let cv: &ArrayD<T> = crate::ops::kernels::typed(c, "C")?;
+        let cb = cv.broadcast(ndarray::IxDyn(&[m, n])).ok_or_else(|| {
+            KernelError::new(format!(
+                "C of shape {:?} does not broadcast to [{m}, {n}]",
+                cv.shape()
+            ))
+        })?;
+        let be = T::from_f64(beta as f64);
+        ndarray::Zip::from(&mut res).and(&cb).for_each(|o, &cval| {
+            *o = o.add(if beta == 1.0 { cval } else { cval.mul(be) });
+        });
+    }
+    Ok(T::wrap(res))
+}
+
+pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let p = (
+        info.attrs.int_or("transA", 0) != 0,
+        info.attrs.int_or("transB", 0) != 0,
+        info.attrs.float_or("alpha", 1.0),
+        info.attrs.float_or("beta", 1.0),
+    );
+    Ok(Box::new(move |_, ins| {
+        let a = tensor_in(ins, 0)?;
+        let b = tensor_in(ins, 1)?;
+        let c = crate::ops::kernel::opt_tensor_in(ins, 2)?;
+        if let (Tensor::F32(x), Tensor::F32(w)) = (a, b) {
+            let cf = match c {
+                Some(Tensor::F32(cv)) => Some(cv),
+                Some(other) => bail!("C must be float like A, got {}", other.dtype()),
+                None => None,
+            };
+            return Ok(vec![Value::Tensor(Tensor::F32(gemm_f32(x, w, cf, p)?))]);
+        }
+        let y = dispatch_num!(
+            a,
+            gemm_typed(a, b, c, p),
+            bail!("Gemm does not accept {}", a.dtype())
+        )?;
+        Ok(vec![Value::Tensor(y)])
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arr(shape: &[usize], seed: usize) -> ArrayD<f32> {
+        let n: usize = shape.iter().product();
+        let v = (0..n).map(|i| ((i * 7919 + seed) % 23) as f32 * 0.125 - 1.0);
+        ArrayD::from_shape_vec(ndarray::IxDyn(shape), v.collect()).unwrap()
+    }
+
+    #[test]
+    fn gemm_f32_on_two_threads_gives_the_one_thread_result() {
+        let pool = |n| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap()
+        };
+        // a transposed (strided) A, alpha, beta and a broadcast C
+        let (a, b, c) = (arr(&[300, 150], 3), arr(&[300, 70], 4), arr(&[70], 5));
+        let p = (true, false, 0.5, 2.0);
+        let g1 = pool(1).install(|| gemm_f32(&a, &b, Some(&c), p).unwrap());
+        let g2 = pool(2).install(|| gemm_f32(&a, &b, Some(&c), p).unwrap());
+        assert_eq!(g1, g2);
+        let mut want = 0f64;
+        for q in 0..300 {
+            want += a[[q, 149]] as f64 * b[[q, 69]] as f64;
+        }
+        let want = 0.5 * want + 2.0 * c[[69]] as f64;
+        assert!((g1[[149, 69]] as f64 - want).abs() < 1e-3);
+    }
+
+    #[test]
+    fn gemm_trans_and_bias() {
+        let a = Tensor::from_vec(&[3, 2], vec![1.0f32, 4.0, 2.0, 5.0, 3.0, 6.0]).unwrap();
+        let b = Tensor::from_vec(&[3, 2], (1..=6).map(|v| v as f32).collect::<Vec<_>>()).unwrap();
+        let c = Tensor::from_vec(&[2], vec![1.0f32, -1.0]).unwrap();
+        let y = gemm_typed::<f32>(&a, &b, Some(&c), (true, false, 2.0, 3.0)).unwrap();
+        assert_eq!(y.to_f64_vec().unwrap(), vec![47.0, 53.0, 101.0, 125.0]);
+    }
+}
