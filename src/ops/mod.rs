@@ -48,7 +48,6 @@ pub mod constant_value;
 pub(crate) mod control;
 mod elementwise;
 mod image;
-mod image_decoder;
 mod infer_ctx;
 pub mod kernel;
 mod kernel_error;

@@ -15,7 +15,6 @@ pub mod dynamic_quantize_linear;
 pub mod elementwise;
 pub mod exp_f32;
 pub mod f64_values;
-pub mod image;
 pub mod manip;
 pub mod matrix_product;
 pub mod max_unpool;

@@ -6,7 +6,6 @@ pub mod col2im;
 pub mod deform_conv;
 pub mod dynamic_quantize_linear;
 pub mod elementwise;
-pub mod image;
 pub mod manip;
 pub mod max_unpool;
 pub mod nn;

@@ -18,8 +18,7 @@ use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::{DataType, Tensor, Value};
 use ndarray::{ArrayD, IxDyn};
 
-#[path = "jpeg_sequential.rs"]
-mod jpeg;
+use super::jpeg_sequential as jpeg;
 
 /// Largest accepted image, in pixels (2^28: a 16384 x 16384 image).
 const MAX_PIXELS: u64 = 1 << 28;
