@@ -1,7 +1,6 @@
 //! Kernels, one file per operator family, and the helpers they share
 //! (numpy broadcasting, axis normalisation, typed dispatch).
 
-pub mod attention;
 pub mod axis_slices;
 pub mod bit_cast;
 pub mod cast;

@@ -1,6 +1,5 @@
 //! Shape rules, one file per operator family, and the helpers they share.
 
-pub mod attention;
 pub mod bit_cast;
 pub mod col2im;
 pub mod deform_conv;
