@@ -1,18 +1,22 @@
 //! The operator table: (domain, op type) → shape rule and kernel builder.
 //!
 //! Inference ([`crate::shape`]) and the runtime ([`crate::runtime`]) both
-//! look operators up here. Each operator family has its own table file; a
-//! rule or kernel that depends on the opset version reads it from its
-//! context. Adding an operator is adding one entry to its family's table and
-//! the functions it names.
+//! look operators up here. An operator lives in one file of its family's
+//! folder (`ops/<family>/<op>.rs`): its shape rule (`shape`), its kernel
+//! builder (`kernel`) and their tests; the family's `TABLE` lists it with
+//! one [`op_def!`] line. A rule or kernel that depends on the opset version
+//! reads it from its context. Adding an operator is one file and one line.
+//! The elementwise/cast and nn families still keep their rules in
+//! `shape_rules/` and their kernels in [`kernels`], which also holds the
+//! compute several families share (the GEMM engine, axis slices, f32 exp,
+//! f64 helpers, the conv engine).
 //!
-//! The operator layer imports neither engine's machinery: the shape rules
-//! live here (`shape_rules/`, with what a rule sees in [`InferCtx`]), and so
-//! do [`KernelError`] and the operator meaning both engines share
-//! ([`linalg::einsum_equation`], [`slice_indices`], [`constant_value`]), the kernel
-//! interface ([`kernel`]) and the kernels ([`kernels`]). A kernel reaches
-//! the engine that runs it only through [`kernel::Subgraph`] and
-//! [`kernel::RunCtx`], which the runtime supplies.
+//! The operator layer imports neither engine's machinery: what a rule sees
+//! is [`InferCtx`]; [`KernelError`], the operator meaning both engines share
+//! ([`slice_indices`], [`constant_value`]) and the kernel interface
+//! ([`kernel`]) live here. A kernel reaches the engine that runs it only
+//! through [`kernel::Subgraph`] and [`kernel::RunCtx`], which the runtime
+//! supplies.
 
 /// One table entry whose shape rule and kernel builder are the `shape`
 /// and `kernel` functions of the operator's own module:

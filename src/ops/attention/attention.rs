@@ -12,6 +12,7 @@ use crate::ops::{InferCtx, ShapeError};
 use crate::shape_bail;
 use crate::tensor::{Tensor, Value};
 
+/// Attention: Y, present_key, present_value, qk_matmul_output.
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let qe = check_float(cx, 0, "Attention")?;
     let ke = check_float(cx, 1, "Attention")?;

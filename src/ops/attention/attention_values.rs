@@ -292,8 +292,6 @@ pub(super) fn check_float(cx: &InferCtx, i: usize, op: &str) -> Result<DataType,
     Ok(e)
 }
 
-/// Attention: Y, present_key, present_value, qk_matmul_output.
-
 /// Output 0 has input 0's float type and shape.
 pub(super) fn same_float(cx: &mut InferCtx, op: &str) -> Result<(), ShapeError> {
     let e = check_float(cx, 0, op)?;

@@ -9,6 +9,7 @@ use crate::ops::kernels::nn::{from_f64s, to_f64s};
 use crate::ops::{InferCtx, ShapeError};
 use crate::shape_bail;
 
+/// CausalConvWithState: output like input, present_state (B, C, k-1).
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     if let Some(r) = cx.rank(0) {
         if r != 3 {
@@ -23,8 +24,6 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     }
     Ok(())
 }
-
-/// TensorScatter: same type and shape as past_cache.
 
 pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let act = info.attrs.string_or("activation", "none");

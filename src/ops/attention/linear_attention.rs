@@ -6,6 +6,7 @@ use crate::ops::kernel::{opt_tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::kernels::nn::{from_f64s, to_f64s};
 use crate::ops::{InferCtx, ShapeError};
 
+/// LinearAttention: output (B, T, Hq*Dv), present_state (B, Hkv, Dk, Dv).
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let qe = check_float(cx, 0, "LinearAttention")?;
     let hq = attr_dim(cx, "q_num_heads");
@@ -20,8 +21,6 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     }
     Ok(())
 }
-
-/// CausalConvWithState: output like input, present_state (B, C, k-1).
 
 pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let hq = info.attrs.int("q_num_heads");

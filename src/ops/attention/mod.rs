@@ -5,6 +5,8 @@
 //! One operator per file: its shape rule (`shape`) and kernel builder
 //! (`kernel`). [`attention_values`] holds what they share.
 
+// the operator is named like its family
+#[allow(clippy::module_inception)]
 mod attention;
 mod attention_values;
 mod causal_conv_with_state;

@@ -8,6 +8,7 @@ use crate::ops::kernels::nn::from_f64s;
 use crate::ops::kernels::norm_axis;
 use crate::ops::{InferCtx, ShapeError};
 
+/// RMSNormalization: X's shape, scale's type.
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     check_float(cx, 0, "RMSNormalization")?;
     let e = check_float(cx, 1, "RMSNormalization")?;

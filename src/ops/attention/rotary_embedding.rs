@@ -17,8 +17,6 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     same_float(cx, "RotaryEmbedding")
 }
 
-/// RMSNormalization: X's shape, scale's type.
-
 pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let interleaved = info.attrs.int_or("interleaved", 0) != 0;
     let num_heads = info

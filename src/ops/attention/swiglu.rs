@@ -17,8 +17,6 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     same_float(cx, "SwiGLU")
 }
 
-/// LinearAttention: output (B, T, Hq*Dv), present_state (B, Hkv, Dk, Dv).
-
 pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let alpha = info.attrs.float_or("alpha", 1.0) as f64;
     Ok(Box::new(move |_, ins| {

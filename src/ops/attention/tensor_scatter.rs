@@ -9,6 +9,7 @@ use crate::shape_bail;
 use crate::tensor::Tensor;
 use ndarray::{ArrayD, IxDyn};
 
+/// TensorScatter: same type and shape as past_cache.
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let e = cx.elem_req(0)?;
     if let Some(r) = cx.rank(0) {

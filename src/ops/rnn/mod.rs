@@ -7,6 +7,8 @@
 mod gru;
 mod lstm;
 mod recurrent;
+// the operator is named like its family
+#[allow(clippy::module_inception)]
 mod rnn;
 
 use super::OpDef;
