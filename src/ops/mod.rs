@@ -24,23 +24,19 @@
 /// random_normal, nondeterministic)` for an operator that draws numbers.
 macro_rules! op_def {
     ($domain:literal, $op:literal, $since:literal, $module:ident) => {
-        $crate::ops::OpDef {
-            domain: $domain,
-            op_type: $op,
-            since: $since,
-            shape: $module::shape,
-            kernel: $module::kernel,
-            deterministic: true,
-        }
+        $crate::ops::op_def!(@entry $domain, $op, $since, $module, true)
     };
     ($domain:literal, $op:literal, $since:literal, $module:ident, nondeterministic) => {
+        $crate::ops::op_def!(@entry $domain, $op, $since, $module, false)
+    };
+    (@entry $domain:literal, $op:literal, $since:literal, $module:ident, $det:literal) => {
         $crate::ops::OpDef {
             domain: $domain,
             op_type: $op,
             since: $since,
             shape: $module::shape,
             kernel: $module::kernel,
-            deterministic: false,
+            deterministic: $det,
         }
     };
 }

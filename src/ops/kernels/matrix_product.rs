@@ -380,23 +380,27 @@ pub fn matmul_arrays<T: Gemm>(x: &ArrayD<T>, y: &ArrayD<T>) -> Result<ArrayD<T>,
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn arr(shape: &[usize], seed: usize) -> ArrayD<f32> {
+    /// A deterministic test matrix of values in [-1, 1.75] (the GEMM tests
+    /// of Gemm share it).
+    pub(crate) fn arr(shape: &[usize], seed: usize) -> ArrayD<f32> {
         let n: usize = shape.iter().product();
         let v = (0..n).map(|i| ((i * 7919 + seed) % 23) as f32 * 0.125 - 1.0);
         ArrayD::from_shape_vec(ndarray::IxDyn(shape), v.collect()).unwrap()
     }
 
+    /// A rayon pool of `n` threads.
+    pub(crate) fn pool(n: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    }
+
     #[test]
     fn row_blocks_on_two_threads_give_the_one_thread_product() {
-        let pool = |n| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .unwrap()
-        };
         let (x, y) = (arr(&[3, 150, 300], 1), arr(&[300, 70], 2));
         let one = pool(1).install(|| matmul_arrays(&x, &y).unwrap());
         let two = pool(2).install(|| matmul_arrays(&x, &y).unwrap());

@@ -189,21 +189,10 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn arr(shape: &[usize], seed: usize) -> ArrayD<f32> {
-        let n: usize = shape.iter().product();
-        let v = (0..n).map(|i| ((i * 7919 + seed) % 23) as f32 * 0.125 - 1.0);
-        ArrayD::from_shape_vec(ndarray::IxDyn(shape), v.collect()).unwrap()
-    }
+    use crate::ops::kernels::matrix_product::tests::{arr, pool};
 
     #[test]
     fn gemm_f32_on_two_threads_gives_the_one_thread_result() {
-        let pool = |n| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .unwrap()
-        };
         // a transposed (strided) A, alpha, beta and a broadcast C
         let (a, b, c) = (arr(&[300, 150], 3), arr(&[300, 70], 4), arr(&[70], 5));
         let p = (true, false, 0.5, 2.0);
