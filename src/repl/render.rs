@@ -181,11 +181,16 @@ impl Data {
 
     /// One row whose JSON is the row's object itself, not a list.
     pub fn from_row<T: Row>(row: T) -> Data {
-        let mut d = Data::from_rows(std::slice::from_ref(&row));
-        if let Json::Array(mut a) = std::mem::take(&mut d.json) {
-            d.json = a.pop().unwrap_or(Json::Null);
-        }
-        d
+        Data::from_rows(std::slice::from_ref(&row)).one_object()
+    }
+
+    /// The JSON of a single row as that row's object rather than a list of
+    /// one.
+    pub fn one_object(self) -> Data {
+        self.in_document(|rows| match rows {
+            Json::Array(mut a) if a.len() == 1 => a.pop().unwrap_or(Json::Null),
+            other => other,
+        })
     }
 
     /// The JSON document around the rows, for a command whose JSON holds

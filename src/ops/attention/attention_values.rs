@@ -17,7 +17,6 @@ use crate::ops::{InferCtx, ShapeError};
 use crate::shape_bail;
 use crate::tensor::{DataType, Tensor, Value};
 use crate::value_type::Dim;
-use ndarray::{ArrayD, IxDyn};
 
 pub(super) fn is_float(d: DataType) -> bool {
     matches!(
@@ -242,23 +241,6 @@ impl Heads {
     pub(super) fn shape(&self) -> Vec<usize> {
         vec![self.b, self.h, self.s, self.d]
     }
-}
-
-/// `t` broadcast (numpy rules, unidirectionally) to `shape`, as f64 values.
-pub(super) fn broadcast_vals(
-    t: &Tensor,
-    shape: &[usize],
-    what: &str,
-) -> Result<Vec<f64>, KernelError> {
-    let v = to_f64s(t, what)?;
-    let a = ArrayD::from_shape_vec(IxDyn(t.shape()), v)?;
-    let b = a.broadcast(IxDyn(shape)).ok_or_else(|| {
-        KernelError::new(format!(
-            "{what} of shape {:?} does not broadcast to {shape:?}",
-            t.shape()
-        ))
-    })?;
-    Ok(b.iter().cloned().collect())
 }
 
 pub(super) fn dim(cx: &InferCtx, i: usize, d: usize) -> Dim {

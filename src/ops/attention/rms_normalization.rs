@@ -1,9 +1,10 @@
 //! `RMSNormalization`: x / sqrt(mean(x²) + ε) · scale over the trailing
 //! axes.
 
-use super::attention_values::{broadcast_vals, check_float, float_vals, is_float};
+use super::attention_values::{check_float, float_vals, is_float};
 use crate::bail;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernels::nn::broadcast_to;
 use crate::ops::kernels::nn::from_f64s;
 use crate::ops::kernels::norm_axis;
 use crate::ops::{InferCtx, ShapeError};
@@ -35,7 +36,7 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
         let sh = xt.shape().to_vec();
         let a = norm_axis(axis, sh.len())?;
         let block: usize = sh[a..].iter().product();
-        let scale = broadcast_vals(st, &sh, "scale")?;
+        let scale = broadcast_to(st, &sh, "scale")?;
         if block > 0 {
             for chunk in v.chunks_mut(block) {
                 let ms = chunk.iter().map(|x| x * x).sum::<f64>() / block as f64;

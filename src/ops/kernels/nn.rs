@@ -385,7 +385,11 @@ pub fn instance_norm(info: &NodeInfo) -> Result<Kernel, KernelError> {
 }
 
 /// `t` broadcast (numpy, unidirectional) to `shape`, as f64 in row-major order.
-fn broadcast_to(t: &Tensor, shape: &[usize], what: &str) -> Result<Vec<f64>, KernelError> {
+pub(crate) fn broadcast_to(
+    t: &Tensor,
+    shape: &[usize],
+    what: &str,
+) -> Result<Vec<f64>, KernelError> {
     let v = to_f64s(t, what)?;
     let a = ArrayD::from_shape_vec(IxDyn(t.shape()), v)?;
     let b = a.broadcast(IxDyn(shape)).ok_or_else(|| {

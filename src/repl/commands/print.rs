@@ -304,11 +304,7 @@ fn print_stats(s: &mut Session, name: &str, v: &Value, format: &str) -> R<Flow> 
         shape: t.shape().to_vec(),
         precision: s.config.precision,
     };
-    let d = Data::from_rows_in(std::slice::from_ref(&row), StatsLine::COLUMNS, f);
-    let d = d.in_document(|mut rows| match rows.as_array_mut().and_then(|r| r.pop()) {
-        Some(one) => one,
-        None => Json::Null,
-    });
+    let d = Data::from_rows_in(std::slice::from_ref(&row), StatsLine::COLUMNS, f).one_object();
     let text = d.render(f);
     s.say(text);
     Ok(Flow::Continue)
