@@ -67,6 +67,8 @@ mod signal;
 pub mod slice_indices;
 mod strings;
 mod tables;
+#[cfg(test)]
+mod test_kernel;
 mod training;
 
 pub use attrs::{AttrTypeError, Attrs};

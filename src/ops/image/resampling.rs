@@ -424,7 +424,7 @@ pub fn resize_f64(
 }
 
 pub(super) fn from_f64(dt: DataType, shape: &[usize], v: Vec<f64>) -> Result<Tensor, KernelError> {
-    use crate::ops::kernels::elementwise::Num;
+    use crate::ops::kernels::numeric::Num;
     fn conv<T: Num>(shape: &[usize], v: Vec<f64>) -> Result<Tensor, KernelError> {
         let round = !T::IS_FLOAT;
         Ok(Tensor::from_vec(

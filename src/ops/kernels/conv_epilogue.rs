@@ -6,8 +6,8 @@
 //! kernel applies it per output tile while the tile is in cache; the
 //! other paths apply it once per output row.
 
-use super::elementwise::sigmoid_f;
 use super::exp_f32;
+use super::scalar_math::sigmoid;
 
 /// An elementwise activation fused into the producing Conv.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -101,8 +101,8 @@ impl Act {
             }
             Act::HardSigmoid(a, b) => (a as f64 * v + b as f64).clamp(0.0, 1.0),
             Act::HardSwish => v * (v * (1.0 / 6.0) + 0.5).clamp(0.0, 1.0),
-            Act::Sigmoid => sigmoid_f(v),
-            Act::Silu => v * sigmoid_f(v),
+            Act::Sigmoid => sigmoid(v),
+            Act::Silu => v * sigmoid(v),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Tensors to and from `f64` vectors: the helpers the kernels that compute
 //! in f64 (losses, signal processing, the ML operators, ...) share.
 
-use super::elementwise::Num;
+use super::numeric::Num;
 use crate::bail;
 use crate::dispatch_num;
 use crate::ops::kernel::KernelError;

@@ -5,7 +5,7 @@
 //! use a plain loop with wrapping integer arithmetic.
 
 use super::broadcast_shapes;
-use super::elementwise::Num;
+use super::numeric::Num;
 use crate::bail;
 use crate::ops::kernel::KernelError;
 use crate::tensor::Tensor;

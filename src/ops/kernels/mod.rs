@@ -2,25 +2,22 @@
 //! (numpy broadcasting, axis normalisation, typed dispatch).
 
 pub mod axis_slices;
-pub mod bit_cast;
-pub mod cast;
 pub mod col2im;
 pub mod conv;
 pub mod conv_depthwise;
 pub mod conv_epilogue;
 pub mod conv_f32;
 pub mod deform_conv;
-pub mod dynamic_quantize_linear;
-pub mod elementwise;
 pub mod exp_f32;
 pub mod f64_values;
 pub mod manip;
 pub mod matrix_product;
 pub mod max_unpool;
 pub mod nn;
+pub mod numeric;
 pub mod pool_fast;
 pub mod rows_f32;
-pub mod shrink;
+pub mod scalar_math;
 
 use super::kernel::KernelError;
 use crate::tensor::Elem;

@@ -6,7 +6,7 @@ use crate::bail;
 use crate::dispatch_num;
 use crate::expr::Expr;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::ops::kernels::elementwise::Num;
+use crate::ops::kernels::numeric::Num;
 use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::{Tensor, Value};
 use crate::value_type::Dim;

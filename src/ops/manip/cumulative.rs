@@ -2,9 +2,9 @@
 //! `CumProd` (`exclusive`, `reverse`).
 
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::ops::kernels::elementwise::Num;
 use crate::ops::kernels::manip::{ints_in, out1};
 use crate::ops::kernels::norm_axis;
+use crate::ops::kernels::numeric::Num;
 use crate::tensor::Tensor;
 use crate::{bail, dispatch_num};
 use ndarray::Axis;

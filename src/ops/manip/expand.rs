@@ -63,7 +63,7 @@ pub fn expand_tensor(x: &Tensor, shape: &[i64]) -> Result<Tensor, KernelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::manip::test_kernel::*;
+    use crate::ops::test_kernel::*;
     use crate::tensor::Tensor;
 
     fn v1(v: &[i64]) -> Option<Tensor> {

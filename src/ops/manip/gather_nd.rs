@@ -55,7 +55,7 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::manip::test_kernel::*;
+    use crate::ops::test_kernel::*;
 
     #[test]
     fn gather_nd_with_batch_dims() {

@@ -49,8 +49,6 @@ mod space_to_depth;
 mod split;
 mod squeeze;
 mod symbolic_dims;
-#[cfg(test)]
-mod test_kernel;
 mod tile;
 mod top_k;
 mod transpose;

@@ -2,7 +2,7 @@
 //! types) to the kernels of [`crate::ops::ODD_INPUT_OPS`] (this family and the
 //! reductions) give errors, never panics.
 
-use super::test_kernel::{int, run, string};
+use crate::ops::test_kernel::{int, run, string};
 use crate::tensor::Tensor;
 
 use crate::ops::ODD_INPUT_OPS as MINE;

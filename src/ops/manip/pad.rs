@@ -175,7 +175,7 @@ fn pad_src(i: i64, begin: i64, d: i64, mode: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::manip::test_kernel::*;
+    use crate::ops::test_kernel::*;
     use crate::tensor::Tensor;
 
     fn v1(v: &[i64]) -> Option<Tensor> {

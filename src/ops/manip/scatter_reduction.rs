@@ -2,7 +2,7 @@
 //! `mul`, `max`, `min`) and writing updates at flat positions with it.
 
 use crate::ops::kernel::{KernelError, NodeInfo};
-use crate::ops::kernels::elementwise::Num;
+use crate::ops::kernels::numeric::Num;
 use crate::tensor::Tensor;
 use crate::{bail, dispatch_num, map_pair};
 use ndarray::{ArrayD, IxDyn};

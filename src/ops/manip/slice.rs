@@ -212,7 +212,7 @@ fn slice_len(d: &Dim, start: i64, end: i64, step: i64) -> Dim {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::manip::test_kernel::*;
+    use crate::ops::test_kernel::*;
     use crate::tensor::Tensor;
 
     fn v1(v: &[i64]) -> Option<Tensor> {

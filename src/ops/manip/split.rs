@@ -124,7 +124,7 @@ pub fn split_sizes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::manip::test_kernel::*;
+    use crate::ops::test_kernel::*;
     use crate::tensor::Tensor;
 
     fn v1(v: &[i64]) -> Option<Tensor> {

@@ -132,7 +132,7 @@ pub(super) fn propagate_reshape(cx: &mut InferCtx, out: &[Dim]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::manip::test_kernel::*;
+    use crate::ops::test_kernel::*;
     use crate::tensor::Tensor;
 
     fn v1(v: &[i64]) -> Option<Tensor> {

@@ -62,7 +62,7 @@ pub fn kernel(_: &NodeInfo) -> Result<Kernel, KernelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::manip::test_kernel::*;
+    use crate::ops::test_kernel::*;
     use crate::tensor::Tensor;
 
     fn v1(v: &[i64]) -> Option<Tensor> {

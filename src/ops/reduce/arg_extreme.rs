@@ -4,7 +4,7 @@
 
 use super::reductions::{grouped, reduced};
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::ops::kernels::elementwise::Num;
+use crate::ops::kernels::numeric::Num;
 use crate::ops::kernels::{norm_axis, typed};
 use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::{DataType, Tensor, Value};

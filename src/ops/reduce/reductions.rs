@@ -6,8 +6,8 @@
 
 use crate::expr::Expr;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::ops::kernels::elementwise::Num;
 use crate::ops::kernels::manip::opt_ints_in;
+use crate::ops::kernels::numeric::Num;
 use crate::ops::kernels::{norm_axis, typed};
 use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::{Tensor, Value};

@@ -1,8 +1,11 @@
-//! DynamicQuantizeLinear.
+//! DynamicQuantizeLinear: x quantized to uint8 with the scale and zero
+//! point that map its range (widened to include 0) onto 0..=255.
 
-use super::f64_values::{f64_of, require_float};
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::tensor::{Tensor, Value};
+use crate::ops::kernels::f64_values::{f64_of, require_float};
+use crate::ops::shape_rules::shape_of;
+use crate::ops::{InferCtx, ShapeError};
+use crate::tensor::{DataType, Tensor, Value};
 
 fn round_half_even(v: f64) -> f64 {
     let r = v.round();
@@ -13,7 +16,16 @@ fn round_half_even(v: f64) -> f64 {
     }
 }
 
-pub fn dynamic_quantize_linear(_: &NodeInfo) -> Result<Kernel, KernelError> {
+/// y: uint8 of x's shape; the scale (float) and zero point (uint8) scalars.
+pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let s = shape_of(cx, 0);
+    cx.set_tensor(0, DataType::Uint8, s);
+    cx.set_tensor(1, DataType::Float, Some(vec![]));
+    cx.set_tensor(2, DataType::Uint8, Some(vec![]));
+    Ok(())
+}
+
+pub fn kernel(_: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(|_, ins| {
         let x = tensor_in(ins, 0)?;
         require_float(x, "x")?;

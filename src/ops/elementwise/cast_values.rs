@@ -1,11 +1,15 @@
-//! Type conversion kernels: Cast, CastLike, QuantizeLinear,
-//! DequantizeLinear, with the encoders of the small float types (float8,
-//! float4) and sub-byte integers.
+//! What Cast, CastLike and the quantizers share: conversion of a tensor's
+//! values to any element type (with the encoders of the small float types,
+//! float8 and float4, and of the sub-byte integers), and the propagation of
+//! known values through a cast.
 
-use super::array;
+use super::value_rules::truth;
 use crate::bail;
-use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
-use crate::tensor::{DataType, Tensor, Value};
+use crate::expr::Expr;
+use crate::ops::kernel::{KernelError, NodeInfo};
+use crate::ops::kernels::array;
+use crate::ops::{InferCtx, ShapeError, SymValue};
+use crate::tensor::{DataType, Tensor};
 use half::{bf16, f16};
 use ndarray::ArrayD;
 use std::sync::OnceLock;
@@ -97,7 +101,7 @@ fn format_float(v: f64, single: bool) -> String {
 }
 
 /// How a small float type encodes its values.
-struct MiniSpec {
+pub(super) struct MiniSpec {
     sign: u8,
     nan: Option<u8>,
     inf: Option<u8>,
@@ -106,7 +110,7 @@ struct MiniSpec {
     table: Vec<(f64, u8)>,
 }
 
-fn mini_spec(dt: DataType) -> Option<&'static MiniSpec> {
+pub(super) fn mini_spec(dt: DataType) -> Option<&'static MiniSpec> {
     static SPECS: OnceLock<Vec<(DataType, MiniSpec)>> = OnceLock::new();
     let specs = SPECS.get_or_init(|| {
         let make = |dt: DataType, sign: u8, nan: Option<u8>, inf: Option<u8>, neg_zero: bool| {
@@ -294,7 +298,7 @@ pub struct CastOpts {
     pub round_mode: String,
 }
 
-fn small(dt: DataType, shape: &[usize], codes: Vec<u8>) -> Result<Tensor, KernelError> {
+pub(super) fn small(dt: DataType, shape: &[usize], codes: Vec<u8>) -> Result<Tensor, KernelError> {
     Ok(Tensor::Small {
         dtype: dt,
         data: array(shape, codes)?,
@@ -420,290 +424,59 @@ pub fn cast_tensor(t: &Tensor, to: DataType, opts: &CastOpts) -> Result<Tensor, 
     })
 }
 
-fn cast_opts(info: &NodeInfo) -> CastOpts {
+pub(super) fn cast_opts(info: &NodeInfo) -> CastOpts {
     CastOpts {
         saturate: info.attrs.int_or("saturate", 1) != 0,
         round_mode: info.attrs.string_or("round_mode", "up"),
     }
 }
 
-pub fn cast(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let code = info
-        .attrs
-        .int("to")
-        .ok_or_else(|| KernelError::new("Cast: missing attribute 'to'"))?;
-    let to = i32::try_from(code)
+pub(super) fn dtype_of_code(code: i64, what: &str) -> Result<DataType, ShapeError> {
+    i32::try_from(code)
         .ok()
         .and_then(DataType::from_code)
-        .ok_or_else(|| KernelError::new(format!("Cast: 'to' = {code} is not a data type")))?;
-    let opts = cast_opts(info);
-    Ok(Box::new(move |_, ins| {
-        let x = tensor_in(ins, 0)?;
-        Ok(vec![Value::Tensor(cast_tensor(x, to, &opts)?)])
-    }))
+        .filter(|d| *d != DataType::Undefined)
+        .ok_or_else(|| ShapeError(format!("{what} = {code} is not a data type")))
 }
 
-pub fn cast_like(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let opts = cast_opts(info);
-    Ok(Box::new(move |_, ins| {
-        let x = tensor_in(ins, 0)?;
-        let like = tensor_in(ins, 1)?;
-        Ok(vec![Value::Tensor(cast_tensor(x, like.dtype(), &opts)?)])
-    }))
-}
-
-// ---------------------------------------------------------------------------
-// Quantization.
-
-/// For each element of `x`, the index of its scale / zero point: per
-/// tensor (scalar scale), per axis (1-D scale) or blocked (same rank).
-fn param_index(
-    x_shape: &[usize],
-    s_shape: &[usize],
-    axis: i64,
-    block: i64,
-) -> Result<Vec<usize>, KernelError> {
-    let n: usize = x_shape.iter().product();
-    let s_len: usize = s_shape.iter().product();
-    if s_shape.is_empty() || (s_shape.len() == 1 && s_len == 1 && block <= 0) {
-        if s_len != 1 {
-            bail!("scale of shape {s_shape:?} is not a scalar");
-        }
-        return Ok(vec![0; n]);
-    }
-    let r = x_shape.len();
-    let a = super::norm_axis(axis, r)?;
-    let inner: usize = x_shape[a + 1..].iter().product();
-    let d = x_shape[a];
-    if block <= 0 {
-        if s_shape.len() != 1 || s_len != d {
-            bail!(
-                "per-axis scale of shape {s_shape:?} does not match axis {a} of input {x_shape:?}"
-            );
-        }
-        return Ok((0..n).map(|i| (i / inner.max(1)) % d.max(1)).collect());
-    }
-    let b = block as usize;
-    if s_shape.len() != r {
-        bail!("blocked scale of shape {s_shape:?} must have the rank of input {x_shape:?}");
-    }
-    for k in 0..r {
-        let want = if k == a { d.div_ceil(b) } else { x_shape[k] };
-        if s_shape[k] != want {
-            bail!(
-                "blocked scale of shape {s_shape:?} does not fit input {x_shape:?} with block size {b} on axis {a}"
-            );
-        }
-    }
-    // strides of the scale
-    let mut s_strides = vec![1usize; r];
-    for k in (0..r.saturating_sub(1)).rev() {
-        s_strides[k] = s_strides[k + 1] * s_shape[k + 1];
-    }
-    let mut out = Vec::with_capacity(n);
-    let mut idx = vec![0usize; r];
-    for _ in 0..n {
-        let mut si = 0;
-        for k in 0..r {
-            let v = if k == a { idx[k] / b } else { idx[k] };
-            si += v * s_strides[k];
-        }
-        out.push(si);
-        for k in (0..r).rev() {
-            idx[k] += 1;
-            if idx[k] < x_shape[k] {
-                break;
-            }
-            idx[k] = 0;
-        }
-    }
-    Ok(out)
-}
-
-/// Rounds an f64 to the precision of a float type (the type of the
-/// arithmetic the spec prescribes).
-fn round_to(dt: DataType, v: f64) -> f64 {
-    match dt {
-        DataType::Float => v as f32 as f64,
-        DataType::Float16 => f16::from_f64(v).to_f64(),
-        DataType::Bfloat16 => bf16::from_f64(v).to_f64(),
-        _ => v,
+/// The value of a Cast: integers stay integers; a float target keeps
+/// them while it holds them exactly; a float source holds integers only
+/// (see [`SymValue`]), which every integer type takes unchanged.
+pub(super) fn cast_known_value(cx: &mut InferCtx, to: DataType) {
+    let Some(v) = cx.value(0).cloned() else {
+        return;
+    };
+    let Some(from) = cx.elem(0) else {
+        return;
+    };
+    let intish = |d: DataType| d.is_int() || d == DataType::Bool;
+    if intish(to) && (intish(from) || from.is_float()) {
+        cast_value(cx, v, to);
+    } else if to.is_float() && v.fits_float(to) && (intish(from) || from.is_float()) {
+        cx.set_value(0, v);
     }
 }
 
-fn int_range(dt: DataType) -> Option<(f64, f64)> {
-    Some(match dt {
-        DataType::Uint8 => (0.0, 255.0),
-        DataType::Int8 => (-128.0, 127.0),
-        DataType::Uint16 => (0.0, 65535.0),
-        DataType::Int16 => (-32768.0, 32767.0),
-        DataType::Int32 => (i32::MIN as f64, i32::MAX as f64),
-        DataType::Uint4 => (0.0, 15.0),
-        DataType::Int4 => (-8.0, 7.0),
-        DataType::Uint2 => (0.0, 3.0),
-        DataType::Int2 => (-2.0, 1.0),
-        _ => return None,
-    })
-}
-
-fn dtype_attr(info: &NodeInfo, name: &str) -> Result<Option<DataType>, KernelError> {
-    match info.attrs.int(name) {
-        None | Some(0) => Ok(None),
-        Some(c) => i32::try_from(c)
-            .ok()
-            .and_then(DataType::from_code)
-            .map(Some)
-            .ok_or_else(|| KernelError::new(format!("{name} = {c} is not a data type"))),
-    }
-}
-
-pub fn quantize_linear(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let axis = info.attrs.int_or("axis", 1);
-    let block = info.attrs.int_or("block_size", 0);
-    let saturate = info.attrs.int_or("saturate", 1) != 0;
-    let out_attr = dtype_attr(info, "output_dtype")?;
-    let precision = dtype_attr(info, "precision")?;
-    Ok(Box::new(move |_, ins| {
-        let x = tensor_in(ins, 0)?;
-        let scale = tensor_in(ins, 1)?;
-        let zp = opt_tensor_in(ins, 2)?;
-        let out_t = match (out_attr, zp) {
-            (Some(o), Some(z)) if o != z.dtype() => {
-                bail!(
-                    "QuantizeLinear: output_dtype {o} differs from the zero point's type {}",
-                    z.dtype()
-                )
-            }
-            (Some(o), _) => o,
-            (None, Some(z)) => z.dtype(),
-            (None, None) => DataType::Uint8,
-        };
-        if !(x.dtype().is_float() || x.dtype() == DataType::Int32) {
-            bail!(
-                "QuantizeLinear: x must be float or int32, got {}",
-                x.dtype()
-            );
-        }
-        let xs = x.to_f64_vec().unwrap_or_default();
-        let ss = match scale.to_f64_vec() {
-            Some(v) if scale.dtype().is_float() || scale.dtype() == DataType::Int32 => v,
-            _ => bail!(
-                "QuantizeLinear: scale must be numeric, got {}",
-                scale.dtype()
-            ),
-        };
-        let zs = match zp {
-            Some(z) => {
-                if z.len() != scale.len() {
-                    bail!(
-                        "QuantizeLinear: zero point shape {:?} differs from scale shape {:?}",
-                        z.shape(),
-                        scale.shape()
-                    );
-                }
-                z.to_f64_vec().unwrap_or_default()
-            }
-            None => vec![0.0; ss.len()],
-        };
-        let idx = param_index(x.shape(), scale.shape(), axis, block)?;
-        let prec = precision.unwrap_or(scale.dtype());
-        let shape = x.shape();
-        let q = |i: usize| -> f64 { round_to(prec, xs[i] / ss[idx[i]]) };
-        let out = if let Some((lo, hi)) = int_range(out_t) {
-            let v: Vec<f64> = (0..xs.len())
-                .map(|i| {
-                    let r = q(i).round_ties_even() + zs[idx[i]];
-                    if r.is_nan() {
-                        0.0
-                    } else {
-                        r.clamp(lo, hi)
-                    }
-                })
-                .collect();
-            let as_int = Tensor::F64(array(shape, v)?);
-            cast_tensor(
-                &as_int,
-                out_t,
-                &CastOpts {
-                    saturate: true,
-                    round_mode: "up".into(),
-                },
-            )?
-        } else if mini_spec(out_t).is_some() {
-            let codes: Vec<u8> = (0..xs.len())
-                .map(|i| encode_minifloat(out_t, q(i) + zs[idx[i]], saturate).unwrap_or(0))
-                .collect();
-            small(out_t, shape, codes)?
-        } else {
-            bail!("QuantizeLinear: output type {out_t} is not supported");
-        };
-        Ok(vec![Value::Tensor(out)])
-    }))
-}
-
-pub fn dequantize_linear(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let axis = info.attrs.int_or("axis", 1);
-    let block = info.attrs.int_or("block_size", 0);
-    let out_attr = dtype_attr(info, "output_dtype")?;
-    Ok(Box::new(move |_, ins| {
-        let x = tensor_in(ins, 0)?;
-        let scale = tensor_in(ins, 1)?;
-        let zp = opt_tensor_in(ins, 2)?;
-        if !(x.dtype().is_int() || x.dtype().is_float8() || x.dtype() == DataType::Float4E2M1) {
-            bail!(
-                "DequantizeLinear: x must be a quantized type, got {}",
-                x.dtype()
-            );
-        }
-        if !scale.dtype().is_float() {
-            bail!(
-                "DequantizeLinear: scale must be a float type, got {}",
-                scale.dtype()
-            );
-        }
-        let out_t = out_attr.unwrap_or(scale.dtype());
-        if !matches!(
-            out_t,
-            DataType::Float | DataType::Float16 | DataType::Bfloat16 | DataType::Double
-        ) {
-            bail!("DequantizeLinear: output type {out_t} is not supported");
-        }
-        let xs = x.to_f64_vec().unwrap_or_default();
-        let ss = scale.to_f64_vec().unwrap_or_default();
-        let zs = match zp {
-            Some(z) => {
-                if z.dtype() != x.dtype() {
-                    bail!(
-                        "DequantizeLinear: zero point type {} differs from x type {}",
-                        z.dtype(),
-                        x.dtype()
-                    );
-                }
-                if z.len() != scale.len() {
-                    bail!(
-                        "DequantizeLinear: zero point shape {:?} differs from scale shape {:?}",
-                        z.shape(),
-                        scale.shape()
-                    );
-                }
-                z.to_f64_vec().unwrap_or_default()
-            }
-            None => vec![0.0; ss.len()],
-        };
-        let idx = param_index(x.shape(), scale.shape(), axis, block)?;
-        let v: Vec<f64> = (0..xs.len())
-            .map(|i| (xs[i] - zs[idx[i]]) * ss[idx[i]])
+/// Sets a cast integer value: bool targets keep known truth values only.
+fn cast_value(cx: &mut InferCtx, v: SymValue, to: DataType) {
+    if to == DataType::Bool {
+        let values: Option<Vec<Expr>> = v
+            .values
+            .iter()
+            .map(|e| e.as_int().map(|x| truth(x != 0)))
             .collect();
-        let y = cast_tensor(
-            &Tensor::F64(array(x.shape(), v)?),
-            out_t,
-            &CastOpts {
-                saturate: true,
-                round_mode: "up".into(),
-            },
-        )?;
-        Ok(vec![Value::Tensor(y)])
-    }))
+        if let Some(values) = values {
+            cx.set_value(
+                0,
+                SymValue {
+                    shape: v.shape,
+                    values,
+                },
+            );
+        }
+    } else {
+        cx.set_value(0, v);
+    }
 }
 
 #[cfg(test)]
@@ -776,14 +549,5 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.to_f64_vec().unwrap(), vec![f64::NEG_INFINITY, 100.0]);
-    }
-
-    #[test]
-    fn blocked_param_index() {
-        let idx = param_index(&[2, 4], &[2, 2], 1, 2).unwrap();
-        assert_eq!(idx, vec![0, 0, 1, 1, 2, 2, 3, 3]);
-        assert!(param_index(&[2, 4], &[2, 3], 1, 2).is_err());
-        let per_axis = param_index(&[2, 3], &[3], 1, 0).unwrap();
-        assert_eq!(per_axis, vec![0, 1, 2, 0, 1, 2]);
     }
 }

@@ -1,13 +1,15 @@
-//! Shrink.
+//! Shrink: `x + bias` below `-lambd`, `x - bias` above `lambd`, 0 between.
 
-use super::elementwise::Num;
-use super::f64_values::one;
-use super::typed;
 use crate::bail;
 use crate::dispatch_num;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernels::f64_values::one;
+use crate::ops::kernels::numeric::Num;
+use crate::ops::kernels::typed;
 use crate::tensor::Tensor;
 use ndarray::ArrayD;
+
+pub use super::value_rules::same_as_input as shape;
 
 fn shrink_typed<T: Num>(x: &Tensor, bias: f64, lambd: f64) -> Result<Tensor, KernelError> {
     let a: &ArrayD<T> = typed(x, "input")?;
@@ -23,7 +25,7 @@ fn shrink_typed<T: Num>(x: &Tensor, bias: f64, lambd: f64) -> Result<Tensor, Ker
     })))
 }
 
-pub fn shrink(info: &NodeInfo) -> Result<Kernel, KernelError> {
+pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let bias = info.attrs.float_or("bias", 0.0) as f64;
     let lambd = info.attrs.float_or("lambd", 0.5) as f64;
     Ok(Box::new(move |_, ins| {

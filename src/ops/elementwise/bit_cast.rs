@@ -1,8 +1,10 @@
 //! BitCast: reinterpreting a tensor's bytes as another element type.
 
-use super::f64_values::one;
 use crate::bail;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernels::f64_values::one;
+use crate::ops::shape_rules::shape_of;
+use crate::ops::{InferCtx, ShapeError};
 use crate::tensor::{DataType, Elem, Tensor};
 use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn};
@@ -67,7 +69,20 @@ fn from_bytes(dt: DataType, shape: &[usize], b: &[u8]) -> Result<Tensor, KernelE
     })
 }
 
-pub fn bit_cast(info: &NodeInfo) -> Result<Kernel, KernelError> {
+/// The `to` type with the input's shape (BitCast keeps the element size).
+pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let to = cx
+        .attrs
+        .int("to")
+        .ok_or_else(|| ShapeError("BitCast needs attribute 'to'".into()))?;
+    let dt =
+        DataType::from_code(to as i32).ok_or_else(|| ShapeError(format!("unknown type {to}")))?;
+    let s = shape_of(cx, 0);
+    cx.set_tensor(0, dt, s);
+    Ok(())
+}
+
+pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let to = info
         .attrs
         .int("to")

@@ -1,11 +1,11 @@
-//! Test helpers: build and run one kernel of this family with given
-//! attributes and inputs.
+//! Test helpers: build and run one kernel with given attributes and inputs,
+//! by its builder or by its operator name.
 
 use crate::ops::kernel::{KernelBuilder, KernelError, NodeInfo, RunCtx};
 use crate::ops::Attrs;
 use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{AttributeProto, NodeProto};
-use crate::tensor::{Tensor, Value};
+use crate::tensor::{Elem, Tensor, Value};
 
 pub fn ints(name: &str, v: &[i64]) -> AttributeProto {
     AttributeProto {
@@ -72,4 +72,25 @@ pub fn run(
 
 pub fn i64s(shape: &[usize], v: Vec<i64>) -> Tensor {
     Tensor::from_vec(shape, v).expect("test tensor")
+}
+
+/// A tensor of any element type (panics on a shape mismatch: tests only).
+pub fn tensor<T: Elem>(shape: &[usize], v: Vec<T>) -> Tensor {
+    Tensor::from_vec(shape, v).expect("test tensor")
+}
+
+/// Runs the ai.onnx operator `op` (looked up in the tables at `opset`) on
+/// the inputs, returning its first output.
+pub fn run_op(
+    op: &str,
+    attrs: Vec<AttributeProto>,
+    opset: i64,
+    ins: &[Option<Tensor>],
+) -> Result<Tensor, KernelError> {
+    let def = crate::ops::lookup("", op, opset)
+        .ok_or_else(|| KernelError::new(format!("{op} is not in the tables at opset {opset}")))?;
+    run(def.kernel, opset, attrs, ins.to_vec(), 1)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| KernelError::new(format!("{op} gave no tensor output")))
 }

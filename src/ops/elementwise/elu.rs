@@ -1,0 +1,17 @@
+//! Elu: `x` where non-negative, `alpha * (exp(x) - 1)` elsewhere.
+
+use super::float_map::float_kernel;
+use crate::ops::kernel::{Kernel, KernelError, NodeInfo};
+
+pub use super::value_rules::same_as_input as shape;
+
+pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
+    let alpha = info.attrs.float_or("alpha", 1.0) as f64;
+    Ok(float_kernel("Elu", move |v| {
+        if v < 0.0 {
+            alpha * v.exp_m1()
+        } else {
+            v
+        }
+    }))
+}

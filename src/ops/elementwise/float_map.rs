@@ -1,0 +1,93 @@
+//! The kernels of unary float operators: a scalar function over every
+//! element, in one inlined loop for contiguous float32 data (split over the
+//! rayon pool when large), through f64 for the other float types.
+
+use crate::bail;
+use crate::ops::kernel::{tensor_in, Kernel, KernelError};
+use crate::ops::kernels::numeric::Num;
+use crate::ops::kernels::typed;
+use crate::tensor::{Tensor, Value};
+use half::{bf16, f16};
+use ndarray::ArrayD;
+
+/// Elements per parallel chunk of a large f32 map.
+const MAP_CHUNK: usize = 1 << 15;
+
+/// `f` of every element of a contiguous f32 buffer, in one inlined loop;
+/// large buffers are split over the rayon pool.
+pub fn map_f32_slice(src: &[f32], f: impl Fn(f32) -> f32 + Sync) -> Vec<f32> {
+    let mut out = vec![0f32; src.len()];
+    let run = |o: &mut [f32], s: &[f32]| {
+        for (o, &v) in o.iter_mut().zip(s) {
+            *o = f(v);
+        }
+    };
+    if src.len() >= 2 * MAP_CHUNK && rayon::current_num_threads() > 1 {
+        use rayon::prelude::*;
+        out.par_chunks_mut(MAP_CHUNK)
+            .zip(src.par_chunks(MAP_CHUNK))
+            .for_each(|(o, s)| run(o, s));
+    } else {
+        run(&mut out, src);
+    }
+    out
+}
+
+/// `f` over every element of a float tensor (computed in f64, rounded
+/// once). Monomorphic in `f`, so the loop over a contiguous f32 buffer
+/// inlines it; large buffers are split over the rayon pool.
+pub fn map_float<F: Fn(f64) -> f64 + Sync>(
+    name: &str,
+    x: &Tensor,
+    f: F,
+) -> Result<Tensor, KernelError> {
+    Ok(match x {
+        Tensor::F32(a) => match a.as_slice() {
+            Some(src) => {
+                let out = map_f32_slice(src, |v| f(v as f64) as f32);
+                Tensor::F32(ArrayD::from_shape_vec(a.raw_dim(), out)?)
+            }
+            None => Tensor::F32(a.mapv(|v| f(v as f64) as f32)),
+        },
+        Tensor::F64(a) => Tensor::F64(a.mapv(&f)),
+        Tensor::F16(a) => Tensor::F16(a.mapv(|v| f16::from_f64(f(v.to_f64())))),
+        Tensor::BF16(a) => Tensor::BF16(a.mapv(|v| bf16::from_f64(f(v.to_f64())))),
+        _ => bail!("{name} does not accept {} (float types only)", x.dtype()),
+    })
+}
+
+/// A kernel applying `f` (in f64) to every element of its float input.
+pub fn float_kernel(name: &'static str, f: impl Fn(f64) -> f64 + Send + Sync + 'static) -> Kernel {
+    Box::new(move |_, ins| {
+        let x = tensor_in(ins, 0)?;
+        Ok(vec![Value::Tensor(map_float(name, x, &f)?)])
+    })
+}
+
+/// A float kernel whose float32 inputs are computed in float32 by `f32f`
+/// (a contiguous array); other types and layouts go through `f` in f64.
+pub fn float_kernel_f32(
+    name: &'static str,
+    f32f: impl Fn(f32) -> f32 + Send + Sync + 'static,
+    f: impl Fn(f64) -> f64 + Send + Sync + 'static,
+) -> Kernel {
+    Box::new(move |_, ins| {
+        let x = tensor_in(ins, 0)?;
+        if let Tensor::F32(a) = x {
+            if let Some(src) = a.as_slice() {
+                let out = map_f32_slice(src, &f32f);
+                return Ok(vec![Value::Tensor(Tensor::F32(ArrayD::from_shape_vec(
+                    a.raw_dim(),
+                    out,
+                )?))]);
+            }
+        }
+        Ok(vec![Value::Tensor(map_float(name, x, &f)?)])
+    })
+}
+
+/// `f` over every element of a numeric tensor, in its own type.
+pub fn num_map<T: Num>(x: &Tensor, f: &dyn Fn(T) -> T) -> Result<Tensor, KernelError> {
+    let a: &ArrayD<T> = typed(x, "X")?;
+    Ok(T::wrap(a.mapv(f)))
+}
