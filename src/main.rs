@@ -289,6 +289,8 @@ fn run_text(s: &mut Session, name: &str, text: &str, cli: &Cli) -> Result<bool, 
 const SHELL_STACK_BYTES: usize = 256 << 20;
 
 fn main() -> ExitCode {
+    // before any buffer is allocated or a runtime thread started
+    onnx_light::runtime::heap::retain_freed_buffers();
     let shell = std::thread::Builder::new()
         .name("onnx-light".into())
         .stack_size(SHELL_STACK_BYTES)

@@ -9,6 +9,7 @@ pub mod conformance;
 pub mod debug;
 pub mod dump;
 pub mod events;
+pub mod heap;
 mod inline;
 
 mod passes;
