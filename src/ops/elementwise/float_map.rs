@@ -17,11 +17,7 @@ const MAP_CHUNK: usize = 1 << 15;
 /// large buffers are split over the rayon pool.
 pub fn map_f32_slice(src: &[f32], f: impl Fn(f32) -> f32 + Sync) -> Vec<f32> {
     let mut out = vec![0f32; src.len()];
-    let run = |o: &mut [f32], s: &[f32]| {
-        for (o, &v) in o.iter_mut().zip(s) {
-            *o = f(v);
-        }
-    };
+    let run = |o: &mut [f32], s: &[f32]| map_best(o, s, &f);
     if src.len() >= 2 * MAP_CHUNK && rayon::current_num_threads() > 1 {
         use rayon::prelude::*;
         out.par_chunks_mut(MAP_CHUNK)
@@ -31,6 +27,47 @@ pub fn map_f32_slice(src: &[f32], f: impl Fn(f32) -> f32 + Sync) -> Vec<f32> {
         run(&mut out, src);
     }
     out
+}
+
+/// `o[i] = f(s[i])`: one loop, which the compiler vectorises with `f`
+/// inlined.
+#[inline(always)]
+fn map_plain(o: &mut [f32], s: &[f32], f: &impl Fn(f32) -> f32) {
+    for (o, &v) in o.iter_mut().zip(s) {
+        *o = f(v);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn map_avx512(o: &mut [f32], s: &[f32], f: &impl Fn(f32) -> f32) {
+    map_plain(o, s, f)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn map_avx2(o: &mut [f32], s: &[f32], f: &impl Fn(f32) -> f32) {
+    map_plain(o, s, f)
+}
+
+/// [`map_plain`] compiled for the widest vector unit this CPU has (16
+/// lanes with AVX-512, 8 with AVX2 and FMA, else the baseline's 4): the
+/// float32 activations (`exp_f32`) are branch-free polynomials, so width
+/// is speed.
+fn map_best(o: &mut [f32], s: &[f32], f: &impl Fn(f32) -> f32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F (and so AVX2 and FMA)
+            return unsafe { map_avx512(o, s, f) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the CPU has AVX2 and FMA
+            return unsafe { map_avx2(o, s, f) };
+        }
+    }
+    map_plain(o, s, f)
 }
 
 /// `f` over every element of a float tensor (computed in f64, rounded

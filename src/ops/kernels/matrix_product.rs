@@ -101,9 +101,74 @@ fn gemm_small_m_f32(m: usize, k: usize, n: usize, a: &[f32], b: &[f32], c: &mut 
 }
 
 /// Columns `jb..je` of `a · b` added into `c`, whose row `i` starts at
-/// `i * ldc` and whose column `jb` is at offset `c0` within the row.
+/// `i * ldc` and whose column `jb` is at offset `c0` within the row;
+/// [`small_m_columns_plain`] compiled for the widest vector unit this CPU
+/// has (the same sums in the same order on every path).
 #[allow(clippy::too_many_arguments)]
 fn small_m_columns(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: &[f32],
+    b: &[f32],
+    cols: (usize, usize),
+    c: &mut [f32],
+    ldc: usize,
+    c0: usize,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F
+            return unsafe { small_m_columns_avx512(m, k, n, a, b, cols, c, ldc, c0) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2
+            return unsafe { small_m_columns_avx2(m, k, n, a, b, cols, c, ldc, c0) };
+        }
+    }
+    small_m_columns_plain(m, k, n, a, b, cols, c, ldc, c0)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn small_m_columns_avx512(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: &[f32],
+    b: &[f32],
+    cols: (usize, usize),
+    c: &mut [f32],
+    ldc: usize,
+    c0: usize,
+) {
+    small_m_columns_plain(m, k, n, a, b, cols, c, ldc, c0)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn small_m_columns_avx2(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: &[f32],
+    b: &[f32],
+    cols: (usize, usize),
+    c: &mut [f32],
+    ldc: usize,
+    c0: usize,
+) {
+    small_m_columns_plain(m, k, n, a, b, cols, c, ldc, c0)
+}
+
+/// The loops of [`small_m_columns`], inlined into each instruction-set
+/// variant.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn small_m_columns_plain(
     m: usize,
     k: usize,
     n: usize,
