@@ -36,10 +36,76 @@ pub fn pool2d_f32(x: &[f32], planes: usize, g: &Pool2d, kind: Pool2dKind) -> Vec
     let plane_in = g.h * g.w;
     y.par_chunks_mut(oh * ow)
         .zip(x.par_chunks(plane_in.max(1)))
-        .for_each(|(yp, xp)| plane(xp, yp, g, kind));
+        .for_each(|(yp, xp)| match kind {
+            Pool2dKind::Max => max_plane(xp, yp, g),
+            Pool2dKind::Avg { .. } => plane(xp, yp, g, kind),
+        });
     y
 }
 
+/// The larger of `m` and `v`, NaN winning (numpy's `maximum`), as a select
+/// the compiler vectorises.
+#[inline(always)]
+fn max_nan(m: f32, v: f32) -> f32 {
+    if v > m || v.is_nan() {
+        v
+    } else {
+        m
+    }
+}
+
+/// Max pooling of one plane, separably: for each output row, the
+/// elementwise max of its window's input rows (contiguous, vectorised),
+/// then the max of each window's columns in that row.
+fn max_plane(xp: &[f32], yp: &mut [f32], g: &Pool2d) {
+    let (h, w) = (g.h as isize, g.w);
+    let (kh, kw) = (g.kernel[0] as isize, g.kernel[1] as isize);
+    let (pt, pl) = (g.pad_begin[0] as isize, g.pad_begin[1] as isize);
+    let mut cols = vec![f32::NEG_INFINITY; w];
+    for (oy, yrow) in yp.chunks_mut(g.out[1].max(1)).enumerate() {
+        let y0 = oy as isize * g.strides[0] as isize - pt;
+        let (ya, yb) = (y0.max(0), (y0 + kh).min(h));
+        cols.fill(f32::NEG_INFINITY);
+        for yy in ya..yb {
+            let row = &xp[yy as usize * w..(yy as usize + 1) * w];
+            for (c, &v) in cols.iter_mut().zip(row) {
+                *c = max_nan(*c, v);
+            }
+        }
+        // interior windows (wholly inside the row): one pass per window
+        // column over all of them, independent maxima the CPU overlaps
+        let sw = g.strides[1];
+        let inside = |ox: usize| {
+            let x0 = (ox * sw) as isize - pl;
+            x0 >= 0 && x0 + kw <= w as isize
+        };
+        let lo = (0..yrow.len()).find(|&ox| inside(ox)).unwrap_or(yrow.len());
+        let hi = (lo..yrow.len())
+            .find(|&ox| !inside(ox))
+            .unwrap_or(yrow.len());
+        if lo < hi {
+            let first = (lo * sw) as isize - pl;
+            for j in 0..kw as usize {
+                let start = first as usize + j;
+                let src = cols[start..].iter().step_by(sw);
+                for (out, &v) in yrow[lo..hi].iter_mut().zip(src) {
+                    *out = if j == 0 { v } else { max_nan(*out, v) };
+                }
+            }
+        }
+        // windows that the row's ends clip
+        for ox in (0..lo).chain(hi..yrow.len()) {
+            let x0 = ox as isize * sw as isize - pl;
+            let (xa, xb) = (x0.max(0) as usize, (x0 + kw).clamp(0, w as isize) as usize);
+            yrow[ox] = cols[xa..xb.max(xa)]
+                .iter()
+                .fold(f32::NEG_INFINITY, |m, &v| max_nan(m, v));
+        }
+    }
+}
+
+/// Pooling of one plane, window by window (average pooling; max pooling's
+/// reference in the tests).
 fn plane(xp: &[f32], yp: &mut [f32], g: &Pool2d, kind: Pool2dKind) {
     let (h, w) = (g.h as isize, g.w as isize);
     let (kh, kw) = (g.kernel[0] as isize, g.kernel[1] as isize);
@@ -115,5 +181,39 @@ mod tests {
             pool2d_f32(&x, 1, &g, Pool2dKind::Avg { include_pad: true }),
             vec![3., 2.25, 3.75, 2.25]
         );
+    }
+
+    #[test]
+    fn separable_max_agrees_with_the_window_by_window_max() {
+        // odd sizes, strides, asymmetric pads and a NaN
+        let (h, w) = (7, 9);
+        let mut x: Vec<f32> = (0..h * w).map(|i| ((i * 37 % 23) as f32) - 11.0).collect();
+        x[20] = f32::NAN;
+        for (kernel, strides, pb, pe) in [
+            ([3, 3], [2, 2], [0, 0], [0, 0]),
+            ([2, 3], [1, 2], [1, 0], [0, 1]),
+            ([3, 2], [3, 1], [1, 1], [1, 1]),
+        ] {
+            let out = [
+                (h + pb[0] + pe[0] - kernel[0]) / strides[0] + 1,
+                (w + pb[1] + pe[1] - kernel[1]) / strides[1] + 1,
+            ];
+            let g = Pool2d {
+                h,
+                w,
+                kernel,
+                strides,
+                pad_begin: pb,
+                pad_end: pe,
+                out,
+            };
+            let fast = pool2d_f32(&x, 1, &g, Pool2dKind::Max);
+            let mut slow = vec![0f32; out[0] * out[1]];
+            plane(&x, &mut slow, &g, Pool2dKind::Max);
+            assert_eq!(fast.len(), slow.len());
+            for (a, b) in fast.iter().zip(&slow) {
+                assert!(a == b || (a.is_nan() && b.is_nan()), "{fast:?} vs {slow:?}");
+            }
+        }
     }
 }
