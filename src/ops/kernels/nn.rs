@@ -1063,6 +1063,24 @@ fn global_kernel(max: bool) -> Kernel {
             bail!("global pooling needs rank >= 2, got {sh:?}");
         }
         let (n, c, sp) = nc_split(&sh)?;
+        let mut oshape = sh[..2].to_vec();
+        oshape.resize(sh.len(), 1);
+        // float32 in place: no f64 copy of the input, sums still in f64
+        if let Tensor::F32(a) = x {
+            if let Some(v) = a.as_slice() {
+                let y: Vec<f32> = (0..n * c)
+                    .map(|i| {
+                        let s = &v[i * sp..(i + 1) * sp];
+                        if max {
+                            s.iter().fold(f32::NEG_INFINITY, |m, &e| m.max(e))
+                        } else {
+                            (s.iter().map(|&e| e as f64).sum::<f64>() / sp.max(1) as f64) as f32
+                        }
+                    })
+                    .collect();
+                return Ok(vec![Tensor::from_vec(&oshape, y)?.into()]);
+            }
+        }
         let v = to_f64s(x, "X")?;
         let mut y = Vec::with_capacity(n * c);
         for i in 0..n * c {
@@ -1073,8 +1091,6 @@ fn global_kernel(max: bool) -> Kernel {
                 s.iter().sum::<f64>() / sp.max(1) as f64
             });
         }
-        let mut oshape = sh[..2].to_vec();
-        oshape.resize(sh.len(), 1);
         Ok(vec![from_f64s(x.dtype(), &oshape, y)?.into()])
     })
 }
