@@ -6,10 +6,10 @@
 //! builder (`kernel`) and their tests; the family's `TABLE` lists it with
 //! one [`op_def!`] line. A rule or kernel that depends on the opset version
 //! reads it from its context. Adding an operator is one file and one line.
-//! The elementwise/cast and nn families still keep their rules in
-//! `shape_rules/` and their kernels in [`kernels`], which also holds the
-//! compute several families share (the GEMM engine, axis slices, f32 exp,
-//! f64 helpers, the conv engine).
+//! [`kernels`] holds only the compute several families (or the plan's
+//! passes) share: the GEMM engine, the conv engine, the sliding window, axis
+//! slices, the numeric traits, f32 exp and f64 helpers; [`shape_rules`] the
+//! helpers rules share (broadcasting, axes, type merging).
 //!
 //! The operator layer imports neither engine's machinery: what a rule sees
 //! is [`InferCtx`]; [`KernelError`], the operator meaning both engines share

@@ -12,7 +12,7 @@
 use crate::bail;
 use crate::expr::Expr;
 use crate::ops::kernel::{tensor_in, KernelError};
-use crate::ops::kernels::nn::to_f64s;
+use crate::ops::kernels::f64_values::to_f64s;
 use crate::ops::{InferCtx, ShapeError};
 use crate::shape_bail;
 use crate::tensor::{DataType, Tensor, Value};

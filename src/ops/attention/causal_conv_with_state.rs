@@ -5,7 +5,7 @@ use super::attention_values::{dim, float_vals, numel, same_float, sigmoid};
 use crate::bail;
 use crate::expr::Expr;
 use crate::ops::kernel::{opt_tensor_in, Kernel, KernelError, NodeInfo};
-use crate::ops::kernels::nn::{from_f64s, to_f64s};
+use crate::ops::kernels::f64_values::{from_f64s, to_f64s};
 use crate::ops::{InferCtx, ShapeError};
 use crate::shape_bail;
 

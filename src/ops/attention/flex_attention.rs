@@ -4,7 +4,7 @@
 use super::attention_values::{check_float, dim, float_vals, numel, softmax_row, Heads};
 use crate::bail;
 use crate::ops::kernel::{Kernel, KernelError, NodeInfo};
-use crate::ops::kernels::nn::{from_f64s, to_f64s};
+use crate::ops::kernels::f64_values::{from_f64s, to_f64s};
 use crate::ops::{InferCtx, ShapeError};
 use crate::shape_bail;
 use crate::tensor::{DataType, Value};

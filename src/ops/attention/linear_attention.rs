@@ -3,7 +3,7 @@
 use super::attention_values::{attr_dim, check_float, dim, div, float_vals, is_float, mul, numel};
 use crate::bail;
 use crate::ops::kernel::{opt_tensor_in, Kernel, KernelError, NodeInfo};
-use crate::ops::kernels::nn::{from_f64s, to_f64s};
+use crate::ops::kernels::f64_values::{from_f64s, to_f64s};
 use crate::ops::{InferCtx, ShapeError};
 
 /// LinearAttention: output (B, T, Hq*Dv), present_state (B, Hkv, Dk, Dv).

@@ -4,8 +4,8 @@
 use super::attention_values::{check_float, float_vals, is_float};
 use crate::bail;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::ops::kernels::nn::broadcast_to;
-use crate::ops::kernels::nn::from_f64s;
+use crate::ops::kernels::f64_values::broadcast_to;
+use crate::ops::kernels::f64_values::from_f64s;
 use crate::ops::kernels::norm_axis;
 use crate::ops::{InferCtx, ShapeError};
 

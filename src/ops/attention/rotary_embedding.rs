@@ -4,7 +4,7 @@
 use super::attention_values::{float_vals, same_float};
 use crate::bail;
 use crate::ops::kernel::{opt_tensor_in, Kernel, KernelError, NodeInfo};
-use crate::ops::kernels::nn::from_f64s;
+use crate::ops::kernels::f64_values::from_f64s;
 use crate::ops::{InferCtx, ShapeError};
 use crate::shape_bail;
 

@@ -3,7 +3,7 @@
 use super::attention_values::{check_float, float_vals, same_float, sigmoid};
 use crate::bail;
 use crate::ops::kernel::{Kernel, KernelError, NodeInfo};
-use crate::ops::kernels::nn::from_f64s;
+use crate::ops::kernels::f64_values::from_f64s;
 use crate::ops::{InferCtx, ShapeError};
 use crate::shape_bail;
 

@@ -8,11 +8,12 @@
 
 use super::conv_epilogue::{Act, Epilogue, RESIDUAL_INPUT};
 use super::conv_f32::{self, ConvDims};
+use super::f64_values::from_f64s;
 use super::matrix_product::Gemm;
-use super::nn::{from_f64s, next_index, to_f64s, Window, WindowAttrs};
+use super::sliding_window::{next_index, Window, WindowAttrs};
 use crate::bail;
 use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
-use crate::tensor::{DataType, Tensor, Value};
+use crate::tensor::{Tensor, Value};
 use ndarray::{ArrayD, IxDyn};
 use rayon::prelude::*;
 
@@ -22,13 +23,13 @@ impl ConvFloat for f32 {}
 impl ConvFloat for f64 {}
 
 /// Shapes and geometry of one convolution.
-struct Geo {
-    n: usize,
-    c: usize,
-    m: usize,
-    group: usize,
-    spatial: Vec<usize>,
-    w: Window,
+pub(crate) struct Geo {
+    pub(crate) n: usize,
+    pub(crate) c: usize,
+    pub(crate) m: usize,
+    pub(crate) group: usize,
+    pub(crate) spatial: Vec<usize>,
+    pub(crate) w: Window,
 }
 
 /// Fills `col` (rows: channel x kernel offset, columns: output positions)
@@ -107,7 +108,7 @@ fn im2col<T: ConvFloat>(x: &[T], c_g: usize, sp: &[usize], w: &Window, col: &mut
 
 /// Convolution of `x` (N x C x spatial) with `wt` (M x C/group x kernel),
 /// plus an optional bias of M values; row-major output N x M x out.
-fn conv_core<T: ConvFloat>(x: &[T], wt: &[T], bias: Option<&[T]>, g: &Geo) -> Vec<T> {
+pub(crate) fn conv_core<T: ConvFloat>(x: &[T], wt: &[T], bias: Option<&[T]>, g: &Geo) -> Vec<T> {
     let c_g = g.c / g.group;
     let m_g = g.m / g.group;
     let kprod: usize = g.w.kernel.iter().product();
@@ -188,7 +189,12 @@ fn conv_f32s(
 }
 
 /// Checks shapes and resolves the geometry of a Conv / ConvInteger.
-fn conv_geo(xs: &[usize], ws: &[usize], wa: &WindowAttrs, group: i64) -> Result<Geo, KernelError> {
+pub(crate) fn conv_geo(
+    xs: &[usize],
+    ws: &[usize],
+    wa: &WindowAttrs,
+    group: i64,
+) -> Result<Geo, KernelError> {
     if xs.len() < 3 || ws.len() != xs.len() {
         bail!("Conv needs X of rank >= 3 and W of the same rank, got {xs:?} and {ws:?}");
     }
@@ -229,7 +235,7 @@ fn conv_geo(xs: &[usize], ws: &[usize], wa: &WindowAttrs, group: i64) -> Result<
     })
 }
 
-fn f32s(t: &Tensor) -> Result<Vec<f32>, KernelError> {
+pub(crate) fn f32s(t: &Tensor) -> Result<Vec<f32>, KernelError> {
     Ok(match t {
         Tensor::F32(a) => a.iter().copied().collect(),
         Tensor::F16(a) => a.iter().map(|v| v.to_f32()).collect(),
@@ -238,14 +244,10 @@ fn f32s(t: &Tensor) -> Result<Vec<f32>, KernelError> {
     })
 }
 
-fn out_shape(g: &Geo, m: usize) -> Vec<usize> {
+pub(crate) fn out_shape(g: &Geo, m: usize) -> Vec<usize> {
     let mut s = vec![g.n, m];
     s.extend(&g.w.out);
     s
-}
-
-pub fn conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    conv_fused(info, None)
 }
 
 /// Conv followed by `post` (a plan-time fusion, see `runtime::passes`):
@@ -458,325 +460,10 @@ fn runtime_batchnorm(
     })
 }
 
-/// A zero point: a scalar, or one value per `count` (channel).
-fn zero_points(t: Option<&Tensor>, count: usize, what: &str) -> Result<Vec<f64>, KernelError> {
-    match t {
-        None => Ok(vec![0.0; count]),
-        Some(t) => {
-            let v = to_f64s(t, what)?;
-            if v.len() == 1 {
-                Ok(vec![v[0]; count])
-            } else if v.len() == count {
-                Ok(v)
-            } else {
-                bail!("{what} has {} values, expected 1 or {count}", v.len())
-            }
-        }
-    }
-}
-
-fn int8ish(t: &Tensor, what: &str) -> Result<(), KernelError> {
-    if !matches!(t.dtype(), DataType::Int8 | DataType::Uint8) {
-        bail!("{what} must be int8 or uint8, got {}", t.dtype());
-    }
-    Ok(())
-}
-
-pub fn conv_integer(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let wa = WindowAttrs::from_info(info);
-    let group = info.attrs.int_or("group", 1);
-    Ok(Box::new(move |_, ins| {
-        let x = tensor_in(ins, 0)?;
-        let w = tensor_in(ins, 1)?;
-        int8ish(x, "x")?;
-        int8ish(w, "w")?;
-        let g = conv_geo(x.shape(), w.shape(), &wa, group)?;
-        let xz = zero_points(opt_tensor_in(ins, 2)?, 1, "x_zero_point")?[0];
-        let wz = zero_points(opt_tensor_in(ins, 3)?, g.m, "w_zero_point")?;
-        let xv: Vec<f64> = to_f64s(x, "x")?.into_iter().map(|v| v - xz).collect();
-        let per = w.len() / g.m.max(1);
-        let wv: Vec<f64> = to_f64s(w, "w")?
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| v - wz[i / per.max(1)])
-            .collect();
-        // padding must be the zero point: shifting by xz first makes it 0
-        let y = conv_core(&xv, &wv, None, &g);
-        let oshape = out_shape(&g, g.m);
-        Ok(vec![from_f64s(DataType::Int32, &oshape, y)?.into()])
-    }))
-}
-
-/// The single value of a per-tensor parameter.
-fn scalar_f64(t: &Tensor, what: &str) -> Result<f64, KernelError> {
-    let v = to_f64s(t, what)?;
-    if v.len() != 1 {
-        bail!("{what} must hold one value, got {}", v.len());
-    }
-    Ok(v[0])
-}
-
-pub fn qlinear_conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let wa = WindowAttrs::from_info(info);
-    let group = info.attrs.int_or("group", 1);
-    Ok(Box::new(move |_, ins| {
-        let x = tensor_in(ins, 0)?;
-        let w = tensor_in(ins, 3)?;
-        int8ish(x, "x")?;
-        int8ish(w, "w")?;
-        let g = conv_geo(x.shape(), w.shape(), &wa, group)?;
-        let xs = scalar_f64(tensor_in(ins, 1)?, "x_scale")?;
-        let xz = scalar_f64(tensor_in(ins, 2)?, "x_zero_point")?;
-        let ws = zero_points(Some(tensor_in(ins, 4)?), g.m, "w_scale")?;
-        let wz = zero_points(Some(tensor_in(ins, 5)?), g.m, "w_zero_point")?;
-        let ys = scalar_f64(tensor_in(ins, 6)?, "y_scale")?;
-        let yzt = tensor_in(ins, 7)?;
-        int8ish(yzt, "y_zero_point")?;
-        let yz = scalar_f64(yzt, "y_zero_point")?;
-        if ys == 0.0 {
-            bail!("y_scale is zero");
-        }
-        let bias = zero_points(opt_tensor_in(ins, 8)?, g.m, "B")?;
-        let xv: Vec<f64> = to_f64s(x, "x")?.into_iter().map(|v| v - xz).collect();
-        let per = (w.len() / g.m.max(1)).max(1);
-        let wv: Vec<f64> = to_f64s(w, "w")?
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| v - wz[i / per])
-            .collect();
-        let acc = conv_core(&xv, &wv, Some(&bias), &g);
-        let oprod: usize = g.w.out.iter().product::<usize>().max(1);
-        let (lo, hi) = if yzt.dtype() == DataType::Int8 {
-            (-128.0, 127.0)
-        } else {
-            (0.0, 255.0)
-        };
-        let y: Vec<f64> = acc
-            .iter()
-            .enumerate()
-            .map(|(i, &a)| {
-                let m = (i / oprod) % g.m.max(1);
-                ((a * xs * ws[m] / ys).round_ties_even() + yz).clamp(lo, hi)
-            })
-            .collect();
-        Ok(vec![from_f64s(yzt.dtype(), &out_shape(&g, g.m), y)?.into()])
-    }))
-}
-
-pub fn conv_transpose(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let wa = WindowAttrs::from_info(info);
-    let group = info.attrs.int_or("group", 1);
-    let out_pad = info.attrs.ints("output_padding");
-    let out_shape_attr = info.attrs.ints("output_shape");
-    Ok(Box::new(move |_, ins| {
-        let x = tensor_in(ins, 0)?;
-        let w = tensor_in(ins, 1)?;
-        let b = opt_tensor_in(ins, 2)?;
-        let xs = x.shape().to_vec();
-        let ws = w.shape().to_vec();
-        if xs.len() < 3 || ws.len() != xs.len() {
-            bail!(
-                "ConvTranspose needs X of rank >= 3 and W of the same rank, got {xs:?} and {ws:?}"
-            );
-        }
-        if group < 1 {
-            bail!("group must be positive");
-        }
-        let grp = group as usize;
-        let (n, c) = (xs[0], xs[1]);
-        if ws[0] != c || c % grp != 0 {
-            bail!("channels do not match: X {xs:?}, W {ws:?}, group {grp}");
-        }
-        let m_g = ws[1];
-        let m = m_g * grp;
-        let c_g = c / grp;
-        let geo = ConvTGeo::new(
-            &xs[2..],
-            &ws[2..],
-            &wa,
-            out_pad.as_deref(),
-            out_shape_attr.as_deref(),
-        )?;
-        let mut oshape = vec![n, m];
-        oshape.extend(&geo.out);
-        let mut colshape = ws[1..].to_vec();
-        colshape.extend(&xs[2..]);
-        let wtshape = [ws[1], c_g, ws[2..].iter().product()];
-        crate::tensor::budget::check_together(&[
-            (&oshape, 8, 1),
-            (&colshape, 8, 1),
-            (&wtshape, 8, 1),
-        ])?;
-        let kprod: usize = ws[2..].iter().product();
-        let iprod: usize = xs[2..].iter().product();
-        let oprod: usize = geo.out.iter().product();
-        let xv = to_f64s(x, "X")?;
-        let wv = to_f64s(w, "W")?;
-        let bias = match b {
-            Some(b) => {
-                let v = to_f64s(b, "B")?;
-                if v.len() != m {
-                    bail!("B has {} values for {m} output channels", v.len());
-                }
-                v
-            }
-            None => vec![0.0; m],
-        };
-        let mut y = vec![0.0f64; n * m * oprod];
-        let nd = xs.len() - 2;
-        let mut wt = vec![0.0f64; m_g * kprod * c_g];
-        let mut col = vec![0.0f64; m_g * kprod * iprod];
-        for ni in 0..n {
-            for gi in 0..grp {
-                // wt[(mi,k), ci] = W[gi*c_g + ci, mi, k]
-                for ci in 0..c_g {
-                    for r in 0..m_g * kprod {
-                        wt[r * c_g + ci] = wv[(gi * c_g + ci) * m_g * kprod + r];
-                    }
-                }
-                let xg = &xv[(ni * c + gi * c_g) * iprod..(ni * c + (gi + 1) * c_g) * iprod];
-                f64::gemm(m_g * kprod, c_g, iprod, &wt, xg, &mut col);
-                // col2im: scatter-add
-                let mut kk = vec![0usize; nd];
-                let mut ii = vec![0usize; nd];
-                for mi in 0..m_g {
-                    let ybase = (ni * m + gi * m_g + mi) * oprod;
-                    kk.iter_mut().for_each(|v| *v = 0);
-                    for kidx in 0..kprod {
-                        let row =
-                            &col[(mi * kprod + kidx) * iprod..(mi * kprod + kidx + 1) * iprod];
-                        ii.iter_mut().for_each(|v| *v = 0);
-                        for &val in row {
-                            let mut off = Some(0usize);
-                            for d in 0..nd {
-                                let p = (ii[d] * geo.strides[d] + kk[d] * geo.dilations[d])
-                                    as isize
-                                    - geo.pad_begin[d];
-                                if p < 0 || p >= geo.out[d] as isize {
-                                    off = None;
-                                    break;
-                                }
-                                off = off.map(|o| o * geo.out[d] + p as usize);
-                            }
-                            if let Some(o) = off {
-                                y[ybase + o] += val;
-                            }
-                            next_index(&mut ii, &xs[2..]);
-                        }
-                        next_index(&mut kk, &ws[2..]);
-                    }
-                    for v in &mut y[ybase..ybase + oprod] {
-                        *v += bias[gi * m_g + mi];
-                    }
-                }
-            }
-        }
-        Ok(vec![from_f64s(x.dtype(), &oshape, y)?.into()])
-    }))
-}
-
-/// Geometry of a transposed convolution.
-#[derive(Debug, PartialEq)]
-pub struct ConvTGeo {
-    pub strides: Vec<usize>,
-    pub dilations: Vec<usize>,
-    pub pad_begin: Vec<isize>,
-    pub out: Vec<usize>,
-}
-
-impl ConvTGeo {
-    pub fn new(
-        sp: &[usize],
-        k: &[usize],
-        wa: &WindowAttrs,
-        out_pad: Option<&[i64]>,
-        out_shape: Option<&[i64]>,
-    ) -> Result<ConvTGeo, KernelError> {
-        let nd = sp.len();
-        let get =
-            |v: Option<&[i64]>, what: &str, def: i64, min: i64| -> Result<Vec<i64>, KernelError> {
-                match v {
-                    None => Ok(vec![def; nd]),
-                    Some(v) if v.len() == nd => {
-                        if v.iter().any(|&x| x < min || x > 1 << 24) {
-                            bail!("{what} {v:?} out of range");
-                        }
-                        Ok(v.to_vec())
-                    }
-                    Some(v) => bail!("{what} has {} values for {nd} spatial axes", v.len()),
-                }
-            };
-        let s = get(wa.strides.as_deref(), "strides", 1, 1)?;
-        let d = get(wa.dilations.as_deref(), "dilations", 1, 1)?;
-        let op = get(out_pad, "output_padding", 0, 0)?;
-        if let Some(ks) = &wa.kernel {
-            if ks.iter().zip(k).any(|(&a, &b)| a != b as i64) {
-                bail!("kernel_shape {ks:?} does not match W");
-            }
-        }
-        let mut pb = vec![0i64; nd];
-        let mut pe = vec![0i64; nd];
-        if let Some(p) = &wa.pads {
-            if p.len() != 2 * nd || p.iter().any(|&v| !(0..=1 << 24).contains(&v)) {
-                bail!("pads {p:?} are invalid");
-            }
-            pb.copy_from_slice(&p[..nd]);
-            pe.copy_from_slice(&p[nd..]);
-        }
-        let mut out = vec![0usize; nd];
-        for i in 0..nd {
-            let ext = (k[i] as i64 - 1) * d[i] + 1;
-            let natural = s[i] * (sp[i] as i64 - 1) + op[i] + ext;
-            let target = match (out_shape, wa.auto_pad.as_str()) {
-                (Some(os), _) => {
-                    let os = get(Some(os), "output_shape", 0, 0)?;
-                    Some(os[i])
-                }
-                (None, "SAME_UPPER" | "SAME_LOWER") => Some(sp[i] as i64 * s[i]),
-                _ => None,
-            };
-            if let Some(t) = target {
-                // a negative total (output_shape beyond the natural size)
-                // extends the output; floor halves as in the spec's formula
-                let total = natural - t;
-                let half = total.div_euclid(2);
-                if wa.auto_pad == "SAME_UPPER" {
-                    pb[i] = half;
-                    pe[i] = total - half;
-                } else {
-                    pb[i] = total - half;
-                    pe[i] = half;
-                }
-            }
-            let o = natural - pb[i] - pe[i];
-            if o < 0 {
-                bail!("the output size on spatial axis {i} would be negative");
-            }
-            out[i] = o as usize;
-        }
-        Ok(ConvTGeo {
-            strides: s.iter().map(|&v| v as usize).collect(),
-            dilations: d.iter().map(|&v| v as usize).collect(),
-            pad_begin: pb.iter().map(|&v| v as isize).collect(),
-            out,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn attrs(pads: Option<Vec<i64>>, strides: Option<Vec<i64>>) -> WindowAttrs {
-        WindowAttrs {
-            kernel: None,
-            strides,
-            dilations: None,
-            pads,
-            auto_pad: "NOTSET".into(),
-            ceil_mode: false,
-        }
-    }
+    use crate::ops::kernels::sliding_window::tests_support::attrs;
 
     /// Direct definition of a 2-D convolution, for comparison.
     fn naive(
@@ -845,15 +532,6 @@ mod tests {
                 "pad {pad} stride {s}"
             );
         }
-    }
-
-    #[test]
-    fn conv_transpose_sizes() {
-        let wa = attrs(None, Some(vec![3, 2]));
-        let g = ConvTGeo::new(&[3, 3], &[3, 3], &wa, Some(&[1, 1]), None).unwrap();
-        assert_eq!(g.out, vec![10, 8]);
-        let g = ConvTGeo::new(&[3, 3], &[3, 3], &wa, None, Some(&[10, 8])).unwrap();
-        assert_eq!(g.out, vec![10, 8]);
     }
 
     #[test]

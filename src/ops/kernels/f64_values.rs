@@ -90,3 +90,92 @@ pub fn num_from_f64(dt: DataType, shape: &[usize], v: Vec<f64>) -> Result<Tensor
         bail!("expected a numeric type, got {dt}")
     )
 }
+
+/// The elements of a numeric tensor as f64, in row-major order.
+pub fn to_f64s(t: &Tensor, what: &str) -> Result<Vec<f64>, KernelError> {
+    if matches!(t, Tensor::Str(_) | Tensor::Bool(_) | Tensor::Small { .. }) {
+        bail!("{what} must be numeric, got {}", t.dtype());
+    }
+    match t {
+        Tensor::F32(a) if a.is_standard_layout() => {
+            if let Some(s) = a.as_slice() {
+                return Ok(s.iter().map(|&v| v as f64).collect());
+            }
+        }
+        Tensor::F64(a) if a.is_standard_layout() => {
+            if let Some(s) = a.as_slice() {
+                return Ok(s.to_vec());
+            }
+        }
+        _ => {}
+    }
+    t.to_f64_vec()
+        .ok_or_else(|| KernelError::new(format!("{what} must be numeric, got {}", t.dtype())))
+}
+
+/// A tensor of element type `dtype` from f64 values (saturating casts for
+/// integers).
+pub fn from_f64s(dtype: DataType, shape: &[usize], v: Vec<f64>) -> Result<Tensor, KernelError> {
+    let sh = IxDyn(shape);
+    Ok(match dtype {
+        DataType::Float => Tensor::F32(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(|x| x as f32).collect(),
+        )?),
+        DataType::Double => Tensor::F64(ArrayD::from_shape_vec(sh, v)?),
+        DataType::Float16 => Tensor::F16(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(f16::from_f64).collect(),
+        )?),
+        DataType::Bfloat16 => Tensor::BF16(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(bf16::from_f64).collect(),
+        )?),
+        DataType::Int8 => Tensor::I8(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(|x| x as i8).collect(),
+        )?),
+        DataType::Int16 => Tensor::I16(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(|x| x as i16).collect(),
+        )?),
+        DataType::Int32 => Tensor::I32(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(|x| x as i32).collect(),
+        )?),
+        DataType::Int64 => Tensor::I64(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(|x| x as i64).collect(),
+        )?),
+        DataType::Uint8 => Tensor::U8(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(|x| x as u8).collect(),
+        )?),
+        DataType::Uint16 => Tensor::U16(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(|x| x as u16).collect(),
+        )?),
+        DataType::Uint32 => Tensor::U32(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(|x| x as u32).collect(),
+        )?),
+        DataType::Uint64 => Tensor::U64(ArrayD::from_shape_vec(
+            sh,
+            v.into_iter().map(|x| x as u64).collect(),
+        )?),
+        other => bail!("cannot produce a {other} tensor here"),
+    })
+}
+
+/// `t` broadcast (numpy, unidirectional) to `shape`, as f64 in row-major order.
+pub fn broadcast_to(t: &Tensor, shape: &[usize], what: &str) -> Result<Vec<f64>, KernelError> {
+    let v = to_f64s(t, what)?;
+    let a = ArrayD::from_shape_vec(IxDyn(t.shape()), v)?;
+    let b = a.broadcast(IxDyn(shape)).ok_or_else(|| {
+        KernelError::new(format!(
+            "{what} of shape {:?} does not broadcast to {shape:?}",
+            t.shape()
+        ))
+    })?;
+    Ok(b.iter().cloned().collect())
+}

@@ -1,23 +1,21 @@
-//! Kernels, one file per operator family, and the helpers they share
-//! (numpy broadcasting, axis normalisation, typed dispatch).
+//! The compute several operator families (or the plan's passes) share, one
+//! file per building block (the GEMM and conv engines, the sliding window,
+//! numeric traits, f32/f64 helpers), and here the smallest helpers (numpy
+//! broadcasting, axis normalisation, typed access, the size check).
 
 pub mod axis_slices;
-pub mod col2im;
 pub mod conv;
 pub mod conv_depthwise;
 pub mod conv_epilogue;
 pub mod conv_f32;
-pub mod deform_conv;
 pub mod exp_f32;
 pub mod f64_values;
 pub mod manip;
 pub mod matrix_product;
-pub mod max_unpool;
-pub mod nn;
 pub mod numeric;
-pub mod pool_fast;
 pub mod rows_f32;
 pub mod scalar_math;
+pub mod sliding_window;
 
 use super::kernel::KernelError;
 use crate::tensor::Elem;
@@ -144,6 +142,13 @@ pub fn typed<'a, T: Elem>(
 ) -> Result<&'a ArrayD<T>, KernelError> {
     T::view(t)
         .ok_or_else(|| KernelError::new(format!("{what} must be {}, got {}", T::DTYPE, t.dtype())))
+}
+
+/// The element count of a shape the kernel is about to allocate, checked
+/// against the memory budget (8 bytes per element: kernels may compute in
+/// f64).
+pub fn checked_size(dims: &[usize]) -> Result<usize, KernelError> {
+    Ok(crate::tensor::budget::check(dims, 8)?)
 }
 
 #[cfg(test)]

@@ -98,8 +98,8 @@ fn einsum_typed<T: Num>(spec: &EinsumSpec, ts: &[&Tensor]) -> Result<Tensor, Ker
         })
         .collect();
     let nout = spec.output.len();
-    let osize = crate::ops::kernels::nn::checked_size(&size[..nout])?;
-    let rsize = crate::ops::kernels::nn::checked_size(&size[nout..])?;
+    let osize = crate::ops::kernels::checked_size(&size[..nout])?;
+    let rsize = crate::ops::kernels::checked_size(&size[nout..])?;
     if osize.checked_mul(rsize).is_none_or(|v| v > 1 << 36) {
         bail!("Einsum would take {osize} x {rsize} steps, which is too many");
     }
@@ -132,10 +132,10 @@ fn einsum_typed<T: Num>(spec: &EinsumSpec, ts: &[&Tensor]) -> Result<Tensor, Ker
                 prod = prod.mul(datas[k][off]);
             }
             acc = acc.add(prod);
-            crate::ops::kernels::nn::next_index(&mut ri, &rdims);
+            crate::ops::kernels::sliding_window::next_index(&mut ri, &rdims);
         }
         out.push(acc);
-        crate::ops::kernels::nn::next_index(&mut oi, &size[..nout]);
+        crate::ops::kernels::sliding_window::next_index(&mut oi, &size[..nout]);
     }
     Ok(T::wrap(ArrayD::from_shape_vec(
         ndarray::IxDyn(&size[..nout]),

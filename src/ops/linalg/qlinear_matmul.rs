@@ -22,9 +22,9 @@ pub fn kernel(_: &NodeInfo) -> Result<Kernel, KernelError> {
         int8ish(b, "b")?;
         let x = shifted(a, Some(tensor_in(ins, 2)?), Some(tensor_in(ins, 1)?), true)?;
         let y = shifted(b, Some(tensor_in(ins, 5)?), Some(tensor_in(ins, 4)?), false)?;
-        let ys = crate::ops::kernels::nn::to_f64s(tensor_in(ins, 6)?, "y_scale")?;
+        let ys = crate::ops::kernels::f64_values::to_f64s(tensor_in(ins, 6)?, "y_scale")?;
         let yzt = tensor_in(ins, 7)?;
-        let yz = crate::ops::kernels::nn::to_f64s(yzt, "y_zero_point")?;
+        let yz = crate::ops::kernels::f64_values::to_f64s(yzt, "y_zero_point")?;
         if ys.len() != 1 || yz.len() != 1 {
             bail!("QLinearMatMul supports a per-tensor output scale and zero point only");
         }
@@ -42,7 +42,7 @@ pub fn kernel(_: &NodeInfo) -> Result<Kernel, KernelError> {
             .iter()
             .map(|&v| ((v / ys[0]).round_ties_even() + yz[0]).clamp(lo, hi))
             .collect();
-        Ok(vec![crate::ops::kernels::nn::from_f64s(
+        Ok(vec![crate::ops::kernels::f64_values::from_f64s(
             yzt.dtype(),
             &shape,
             v,

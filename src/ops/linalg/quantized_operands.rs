@@ -17,10 +17,10 @@ pub(super) fn shifted(
 ) -> Result<ArrayD<f64>, KernelError> {
     let xa = ArrayD::from_shape_vec(
         ndarray::IxDyn(x.shape()),
-        crate::ops::kernels::nn::to_f64s(x, "input")?,
+        crate::ops::kernels::f64_values::to_f64s(x, "input")?,
     )?;
     let param = |t: &Tensor, what: &str| -> Result<ArrayD<f64>, KernelError> {
-        let v = crate::ops::kernels::nn::to_f64s(t, what)?;
+        let v = crate::ops::kernels::f64_values::to_f64s(t, what)?;
         let mut shape = t.shape().to_vec();
         if row && shape.len() == 1 && v.len() > 1 {
             shape.push(1);

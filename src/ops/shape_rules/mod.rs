@@ -1,11 +1,7 @@
-//! The helpers shape rules share (broadcasting, axes, products), and the
-//! rules of the families not yet moved to one file per operator.
+//! The helpers shape rules of every family share: broadcasting, axes,
+//! products, type merging.
 
-pub mod col2im;
-pub mod deform_conv;
 pub mod manip;
-pub mod max_unpool;
-pub mod nn;
 pub mod type_merge;
 
 use crate::expr::Expr;

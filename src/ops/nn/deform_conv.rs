@@ -1,8 +1,10 @@
 //! DeformConv.
 
-use super::f64_values::{f64_of, float_like, one, require_float};
 use crate::bail;
 use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernels::f64_values::{f64_of, float_like, one, require_float};
+use crate::ops::shape_rules::shape_of;
+use crate::ops::{InferCtx, ShapeError};
 
 /// Bilinear sample of an h×w plane at (y, x); points outside read as 0.
 fn bilinear(p: &[f64], h: usize, w: usize, y: f64, x: f64) -> f64 {
@@ -24,7 +26,22 @@ fn bilinear(p: &[f64], h: usize, w: usize, y: f64, x: f64) -> f64 {
         + at(y0 + 1.0, x0 + 1.0) * fy * fx
 }
 
-pub fn deform_conv(info: &NodeInfo) -> Result<Kernel, KernelError> {
+pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let e = cx.elem_req(0)?;
+    let x = shape_of(cx, 0);
+    let w = shape_of(cx, 1);
+    let off = shape_of(cx, 2);
+    let out = match (x, w, off) {
+        (Some(x), Some(w), Some(o)) if x.len() == 4 && w.len() == 4 && o.len() == 4 => {
+            Some(vec![x[0].clone(), w[0].clone(), o[2].clone(), o[3].clone()])
+        }
+        _ => None,
+    };
+    cx.set_tensor(0, e, out);
+    Ok(())
+}
+
+pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let a = &info.attrs;
     let group = a.int_or("group", 1);
     let og = a.int_or("offset_group", 1);

@@ -1,11 +1,35 @@
 //! Col2Im.
 
-use super::f64_values::{dim_of, f64_of, float_like, numel, one, require_float};
-use super::manip::{for_each_index, ints_in, strides};
 use crate::bail;
+use crate::expr::Expr;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernels::f64_values::{dim_of, f64_of, float_like, numel, one, require_float};
+use crate::ops::kernels::manip::{for_each_index, ints_in, strides};
+use crate::ops::shape_rules::shape_of;
+use crate::ops::{InferCtx, ShapeError};
 
-pub fn col2im(info: &NodeInfo) -> Result<Kernel, KernelError> {
+pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    let e = cx.elem_req(0)?;
+    let x = shape_of(cx, 0);
+    let img = cx.value(1).map(|v| v.values.clone());
+    let blk = cx.ints(2);
+    let out = match (x, img) {
+        (Some(x), Some(img)) if x.len() == 3 => {
+            let c = match (&x[1], blk) {
+                (Some(d), Some(b)) => Some(d.floor_div(&Expr::int(b.iter().product()))),
+                _ => None,
+            };
+            let mut o = vec![x[0].clone(), c];
+            o.extend(img.into_iter().map(Some));
+            Some(o)
+        }
+        _ => None,
+    };
+    cx.set_tensor(0, e, out);
+    Ok(())
+}
+
+pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let dil = info.attrs.ints("dilations");
     let pads = info.attrs.ints("pads");
     let strd = info.attrs.ints("strides");

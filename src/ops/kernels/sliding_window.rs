@@ -1,0 +1,211 @@
+//! The sliding window of pooling and convolution: kernel, strides,
+//! dilations and pads (explicit or `auto_pad`, with `ceil_mode`) resolved
+//! against an input's spatial sizes, and the odometer over a shape that
+//! walks windows and outputs.
+
+use crate::bail;
+use crate::ops::kernel::{KernelError, NodeInfo};
+
+/// Resolved geometry of a pooling / convolution window over the spatial axes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Window {
+    pub kernel: Vec<usize>,
+    pub strides: Vec<usize>,
+    pub dilations: Vec<usize>,
+    /// Begin pads per spatial axis.
+    pub pad_begin: Vec<usize>,
+    pub pad_end: Vec<usize>,
+    pub out: Vec<usize>,
+}
+
+/// Window attributes as given on the node.
+#[derive(Clone, Debug)]
+pub struct WindowAttrs {
+    pub kernel: Option<Vec<i64>>,
+    pub strides: Option<Vec<i64>>,
+    pub dilations: Option<Vec<i64>>,
+    pub pads: Option<Vec<i64>>,
+    pub auto_pad: String,
+    pub ceil_mode: bool,
+}
+
+impl WindowAttrs {
+    pub fn from_info(info: &NodeInfo) -> WindowAttrs {
+        WindowAttrs {
+            kernel: info.attrs.ints("kernel_shape"),
+            strides: info.attrs.ints("strides"),
+            dilations: info.attrs.ints("dilations"),
+            pads: info.attrs.ints("pads"),
+            auto_pad: info.attrs.string_or("auto_pad", "NOTSET"),
+            ceil_mode: info.attrs.int_or("ceil_mode", 0) != 0,
+        }
+    }
+
+    /// Resolves the window over `spatial` input sizes (`kernel` from the
+    /// weights when the attribute is absent).
+    pub fn resolve(
+        &self,
+        spatial: &[usize],
+        kernel: Option<&[usize]>,
+    ) -> Result<Window, KernelError> {
+        let n = spatial.len();
+        let pos = |v: &Option<Vec<i64>>, what: &str, min: i64| -> Result<Vec<usize>, KernelError> {
+            match v {
+                None => Ok(vec![1; n]),
+                Some(v) if v.len() == n => v
+                    .iter()
+                    .map(|&x| {
+                        if x < min || x > 1 << 24 {
+                            bail!("{what} value {x} is out of range")
+                        } else {
+                            Ok(x as usize)
+                        }
+                    })
+                    .collect(),
+                Some(v) => bail!("{what} has {} values for {n} spatial axes", v.len()),
+            }
+        };
+        let k = match (&self.kernel, kernel) {
+            (Some(_), _) => pos(&self.kernel, "kernel_shape", 1)?,
+            (None, Some(k)) => k.to_vec(),
+            (None, None) => bail!("kernel_shape is required"),
+        };
+        if k.len() != n {
+            bail!(
+                "the kernel has {} axes, the input {n} spatial axes",
+                k.len()
+            );
+        }
+        let s = pos(&self.strides, "strides", 1)?;
+        let d = pos(&self.dilations, "dilations", 1)?;
+        let mut pb = vec![0usize; n];
+        let mut pe = vec![0usize; n];
+        let mut out = vec![0usize; n];
+        for i in 0..n {
+            let ext = (k[i] - 1) * d[i] + 1;
+            match self.auto_pad.as_str() {
+                "SAME_UPPER" | "SAME_LOWER" => {
+                    let o = spatial[i].div_ceil(s[i]);
+                    let total = ((o.max(1) - 1) * s[i] + ext).saturating_sub(spatial[i]);
+                    let small = total / 2;
+                    if self.auto_pad == "SAME_UPPER" {
+                        pb[i] = small;
+                        pe[i] = total - small;
+                    } else {
+                        pb[i] = total - small;
+                        pe[i] = small;
+                    }
+                    out[i] = o;
+                    continue;
+                }
+                "VALID" => {}
+                "NOTSET" | "" => {
+                    if let Some(p) = &self.pads {
+                        if p.len() != 2 * n {
+                            bail!("pads has {} values for {n} spatial axes", p.len());
+                        }
+                        if p[i] < 0 || p[i + n] < 0 || p[i] > 1 << 24 || p[i + n] > 1 << 24 {
+                            bail!("pads {p:?} are out of range");
+                        }
+                        pb[i] = p[i] as usize;
+                        pe[i] = p[i + n] as usize;
+                    }
+                }
+                other => bail!("unknown auto_pad '{other}'"),
+            }
+            let full = spatial[i] + pb[i] + pe[i];
+            if full < ext {
+                bail!(
+                    "the window ({ext}) is larger than the padded input ({full}) on spatial axis {i}"
+                );
+            }
+            out[i] = if self.ceil_mode {
+                let mut o = (full - ext).div_ceil(s[i]) + 1;
+                // the last window must start inside the input or its begin pad
+                if (o - 1) * s[i] >= spatial[i] + pb[i] {
+                    o -= 1;
+                }
+                o
+            } else {
+                (full - ext) / s[i] + 1
+            };
+        }
+        Ok(Window {
+            kernel: k,
+            strides: s,
+            dilations: d,
+            pad_begin: pb,
+            pad_end: pe,
+            out,
+        })
+    }
+}
+
+/// Advances a multi-index over `dims`; false when it wrapped around.
+pub fn next_index(idx: &mut [usize], dims: &[usize]) -> bool {
+    for i in (0..idx.len()).rev() {
+        idx[i] += 1;
+        if idx[i] < dims[i] {
+            return true;
+        }
+        idx[i] = 0;
+    }
+    false
+}
+
+/// Window attributes for tests.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use super::WindowAttrs;
+
+    pub fn wa(k: &[i64], s: &[i64], pads: Option<&[i64]>, auto: &str, ceil: bool) -> WindowAttrs {
+        WindowAttrs {
+            kernel: Some(k.to_vec()),
+            strides: Some(s.to_vec()),
+            dilations: None,
+            pads: pads.map(|p| p.to_vec()),
+            auto_pad: auto.into(),
+            ceil_mode: ceil,
+        }
+    }
+
+    /// No kernel attribute (taken from the weights), given pads and strides.
+    pub fn attrs(pads: Option<Vec<i64>>, strides: Option<Vec<i64>>) -> WindowAttrs {
+        WindowAttrs {
+            kernel: None,
+            strides,
+            dilations: None,
+            pads,
+            auto_pad: "NOTSET".into(),
+            ceil_mode: false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tests_support::wa;
+
+    #[test]
+    fn window_sizes() {
+        let w = wa(&[3], &[2], Some(&[1, 1]), "NOTSET", false)
+            .resolve(&[6], None)
+            .unwrap();
+        assert_eq!(w.out, vec![3]);
+        let w = wa(&[3], &[2], None, "NOTSET", true)
+            .resolve(&[6], None)
+            .unwrap();
+        assert_eq!(w.out, vec![3]); // (6-3)/2 ceil = 2, + 1
+        let w = wa(&[3], &[2], None, "SAME_LOWER", false)
+            .resolve(&[5], None)
+            .unwrap();
+        assert_eq!((w.out[0], w.pad_begin[0], w.pad_end[0]), (3, 1, 1));
+        let w = wa(&[2], &[1], None, "SAME_LOWER", false)
+            .resolve(&[4], None)
+            .unwrap();
+        assert_eq!((w.pad_begin[0], w.pad_end[0]), (1, 0));
+        assert!(wa(&[9], &[1], None, "NOTSET", false)
+            .resolve(&[4], None)
+            .is_err());
+    }
+}
