@@ -62,3 +62,45 @@ fn well_typed_attributes_plan_and_infer_without_warnings() {
     let mut m = m;
     assert!(infer_model(&mut m).warnings.is_empty());
 }
+
+#[test]
+fn plan_errors_are_matchable_with_their_cause_as_source() {
+    use onnx_light::runtime::PlanError;
+    use std::error::Error;
+    let m = text::parse_model(&model(
+        "y = MaxPool <kernel_shape = [2.0, 2.0], strides = [2, 2]> (x)",
+    ))
+    .unwrap();
+    match Plan::new(&m).err() {
+        Some(e @ PlanError::Attribute { .. }) => {
+            let PlanError::Attribute {
+                node,
+                op_type,
+                source,
+            } = &e
+            else {
+                unreachable!()
+            };
+            assert_eq!(
+                (node.as_str(), op_type.as_str()),
+                ("node 0 (MaxPool)", "MaxPool")
+            );
+            assert_eq!(source.name, "kernel_shape");
+            let cause = e.source().map(|s| s.to_string()).unwrap_or_default();
+            assert_eq!(cause, "attribute 'kernel_shape' must be INTS, got FLOATS");
+        }
+        other => panic!("expected PlanError::Attribute, got {other:?}"),
+    }
+    let m = text::parse_model(&model("y = NoSuchOp (x)")).unwrap();
+    match Plan::new(&m).err() {
+        Some(PlanError::Unsupported { op_type, opset, .. }) => {
+            assert_eq!((op_type.as_str(), opset), ("NoSuchOp", 18))
+        }
+        other => panic!("expected PlanError::Unsupported, got {other:?}"),
+    }
+    let m = text::parse_model(&model("y = Celu <alpha = 0.0> (x)")).unwrap();
+    match Plan::new(&m).err() {
+        Some(e @ PlanError::Kernel { .. }) => assert!(e.source().is_some(), "{e}"),
+        other => panic!("expected PlanError::Kernel, got {other:?}"),
+    }
+}

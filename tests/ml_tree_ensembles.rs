@@ -11,7 +11,7 @@ mod testing {
     /// text (from building the plan or from running it).
     pub fn run_text(text: &str, x: Tensor) -> Result<Vec<Tensor>, String> {
         let m = onnx_light::text::parse_model(text).map_err(|e| e.to_string())?;
-        let plan = Plan::new(&m).map_err(|e| e.0)?;
+        let plan = Plan::new(&m).map_err(|e| e.to_string())?;
         let name = plan.input_names()[0].clone();
         let r = plan
             .run(

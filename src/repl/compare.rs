@@ -151,7 +151,7 @@ pub(super) fn cmd_compare(s: &mut Session, a: &Args) -> R<Flow> {
         (Reference::Dump(ref_dir.to_path_buf(), kept), metas)
     } else {
         let m = load_reference(ref_dir)?;
-        let rp = Plan::new(&m).map_err(|e| CmdError(format!("{ref_path}: {}", e.0)))?;
+        let rp = Plan::new(&m).map_err(|e| CmdError(format!("{ref_path}: {e}")))?;
         // inputs by name, else by position among the inputs to give
         let mine: Vec<String> = p.required_inputs().iter().map(|d| d.name.clone()).collect();
         let mut rin = HashMap::new();

@@ -164,7 +164,7 @@ pub fn load_case(dir: &Path) -> Result<(proto::ModelProto, Vec<DataSet>), String
 fn run_case_inner(dir: &Path, tol: &Tolerance) -> Result<Outcome, String> {
     let (model, sets) = load_case(dir)?;
     let graph = model.graph.as_ref().ok_or("the model has no graph")?;
-    let plan = Plan::new(&model).map_err(|e| e.0)?;
+    let plan = Plan::new(&model).map_err(|e| e.to_string())?;
     let random = !super::random_draws::random_nodes(graph).is_empty();
     let mut skipped = Vec::new();
     for set in sets {

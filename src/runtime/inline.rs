@@ -43,10 +43,10 @@ fn expand_nodes(
         match funcs.get(&key) {
             Some(f) => {
                 if depth >= MAX_DEPTH {
-                    return Err(PlanError(format!(
-                        "function '{}' calls nest more than {MAX_DEPTH} deep (recursion?)",
-                        n.op_type()
-                    )));
+                    return Err(PlanError::FunctionDepth {
+                        function: n.op_type().to_string(),
+                        limit: MAX_DEPTH,
+                    });
                 }
                 let body = instantiate(n, f, counter)?;
                 out.extend(expand_nodes(&body, funcs, counter, depth + 1)?);

@@ -13,17 +13,53 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// A model that cannot be planned: unsupported operator, bad graph.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PlanError(pub String);
-
-impl fmt::Display for PlanError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+/// A model that cannot be planned, by cause; a node is named by its
+/// [`NodeLabel`] and a kernel builder's refusal is the `source`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    /// The nodes cannot be ordered: a cycle, or an input nothing defines.
+    #[error("{0}")]
+    Order(String),
+    #[error("the model has no graph")]
+    NoGraph,
+    #[error("{node}: the model imports no opset for domain '{domain}'")]
+    NoOpset { node: String, domain: String },
+    #[error("{node}: operator '{op_type}' of domain '{domain}' (opset {opset}) is not supported")]
+    Unsupported {
+        node: String,
+        op_type: String,
+        domain: String,
+        opset: i64,
+    },
+    /// The operator's kernel builder refused the node (a bad or mistyped
+    /// attribute, an unsupported form).
+    #[error("{node}: {source}")]
+    Kernel {
+        node: String,
+        #[source]
+        source: KernelError,
+    },
+    /// An attribute of another type than the operator reads: the node is
+    /// refused, whatever the builder made of it.
+    #[error("{node}: {source}")]
+    Attribute {
+        node: String,
+        op_type: String,
+        #[source]
+        source: crate::ops::AttrTypeError,
+    },
+    #[error("initializer '{name}': {source}")]
+    Initializer {
+        name: String,
+        #[source]
+        source: crate::tensor::TensorError,
+    },
+    #[error("sparse initializers are not supported by the runtime")]
+    SparseInitializers,
+    /// Model-local functions that call each other deeper than the limit.
+    #[error("function '{function}' calls nest more than {limit} deep (recursion?)")]
+    FunctionDepth { function: String, limit: usize },
 }
-
-impl std::error::Error for PlanError {}
 
 /// A run that failed: a missing or wrong input, or a kernel error.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -241,7 +277,7 @@ fn build_steps(
         needs,
         mut release,
     } = Schedule::build(nodes, &available, &keep, nested)
-        .map_err(|e| PlanError(e.describe_nodes(nodes)))?;
+        .map_err(|e| PlanError::Order(e.describe_nodes(nodes)))?;
 
     let mut steps = Vec::with_capacity(nodes.len());
     for (pos, &k) in order.iter().enumerate() {
@@ -252,25 +288,24 @@ fn build_steps(
         let opset = match opsets.get(domain) {
             Some(v) => v,
             None => {
-                return Err(PlanError(format!(
-                    "{}: the model imports no opset for domain '{domain}'",
-                    NodeLabel::of(i, n)
-                )))
+                return Err(PlanError::NoOpset {
+                    node: NodeLabel::of(i, n).to_string(),
+                    domain: domain.to_string(),
+                })
             }
         };
-        let def = ops::lookup(domain, n.op_type(), opset).ok_or_else(|| {
-            PlanError(format!(
-                "{}: operator '{}' of domain '{}' (opset {opset}) is not supported",
-                NodeLabel::of(i, n),
-                n.op_type(),
-                display_domain(domain)
-            ))
-        })?;
+        let def =
+            ops::lookup(domain, n.op_type(), opset).ok_or_else(|| PlanError::Unsupported {
+                node: NodeLabel::of(i, n).to_string(),
+                op_type: n.op_type().to_string(),
+                domain: display_domain(domain).to_string(),
+                opset,
+            })?;
         let builder = def.kernel;
         let compile = |g: &GraphProto| -> Result<Arc<dyn Subgraph>, KernelError> {
             match Plan::for_graph(g, opsets, true) {
                 Ok(p) => Ok(Arc::new(p)),
-                Err(e) => Err(KernelError(e.0)),
+                Err(e) => Err(KernelError(e.to_string())),
             }
         };
         let mistyped = std::cell::Cell::new(None);
@@ -287,11 +322,17 @@ fn build_steps(
         };
         // an attribute of another type than the operator reads refuses the
         // node, whatever the builder made of it
-        let built = match mistyped.take() {
-            Some(e) => Err(KernelError(e.to_string())),
-            None => built,
-        };
-        let kernel = built.map_err(|e| PlanError(format!("{}: {e}", NodeLabel::of(i, n))))?;
+        if let Some(source) = mistyped.take() {
+            return Err(PlanError::Attribute {
+                node: NodeLabel::of(i, n).to_string(),
+                op_type: n.op_type().to_string(),
+                source,
+            });
+        }
+        let kernel = built.map_err(|source| PlanError::Kernel {
+            node: NodeLabel::of(i, n).to_string(),
+            source,
+        })?;
         let mut ins: Vec<Option<String>> = n
             .input
             .iter()
@@ -357,10 +398,7 @@ fn build_steps(
 impl Plan {
     /// Plans a model's main graph.
     pub fn new(model: &ModelProto) -> Result<Plan, PlanError> {
-        let graph = model
-            .graph
-            .as_ref()
-            .ok_or_else(|| PlanError("the model has no graph".into()))?;
+        let graph = model.graph.as_ref().ok_or(PlanError::NoGraph)?;
         let mut opsets = Opsets::from_imports(&model.opset_import);
         for f in &model.functions {
             opsets.import_missing(&f.opset_import);
@@ -376,8 +414,10 @@ impl Plan {
         let mut init_values = HashMap::with_capacity(graph.initializer.len());
         let mut init_names = HashSet::new();
         for t in &graph.initializer {
-            let v = crate::proto::from_proto(t)
-                .map_err(|e| PlanError(format!("initializer '{}': {e}", t.name())))?;
+            let v = crate::proto::from_proto(t).map_err(|source| PlanError::Initializer {
+                name: t.name().to_string(),
+                source,
+            })?;
             init_names.insert(t.name().to_string());
             // a name given twice keeps its last value (as a lookup by name
             // always did), listed once
@@ -389,9 +429,7 @@ impl Plan {
             }
         }
         if !graph.sparse_initializer.is_empty() {
-            return Err(PlanError(
-                "sparse initializers are not supported by the runtime".into(),
-            ));
+            return Err(PlanError::SparseInitializers);
         }
         let inputs: Vec<InputDecl> = graph
             .input

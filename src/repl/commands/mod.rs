@@ -686,7 +686,7 @@ pub(super) fn plan(s: &mut Session) -> R<Arc<Plan>> {
         return Ok(p.clone());
     }
     let m = s.model()?;
-    let p = Arc::new(Plan::new(m).map_err(|e| CmdError(e.0))?);
+    let p = Arc::new(Plan::new(m).map_err(|e| CmdError(e.to_string()))?);
     s.plan = Some(p.clone());
     Ok(p)
 }
