@@ -18,7 +18,7 @@ mod testing {
                 HashMap::from([(name, Value::Tensor(x))]),
                 &RunOptions::default(),
             )
-            .map_err(|e| e.0)?;
+            .map_err(|e| e.to_string())?;
         Ok(r.outputs
             .into_iter()
             .filter_map(|(_, v)| v.into_tensor())

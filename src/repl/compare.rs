@@ -173,7 +173,7 @@ pub(super) fn cmd_compare(s: &mut Session, a: &Args) -> R<Flow> {
             }
         }
         let res = with_pool(s, || rp.run(rin, &opts))
-            .map_err(|e| CmdError(format!("{ref_path} failed: {}", e.0)))?;
+            .map_err(|e| CmdError(format!("{ref_path} failed: {e}")))?;
         let nodes = rp.nodes();
         let metas = produced(&nodes, &res.held)
             .into_iter()
@@ -182,7 +182,7 @@ pub(super) fn cmd_compare(s: &mut Session, a: &Args) -> R<Flow> {
         (Reference::Run(res.held), metas)
     };
     let res = with_pool(s, || p.run(inputs, &opts))
-        .map_err(|e| CmdError(format!("this model failed: {}", e.0)))?;
+        .map_err(|e| CmdError(format!("this model failed: {e}")))?;
     let nodes = p.nodes();
     let cur = produced(&nodes, &res.held);
     let cur_metas: Vec<ValueMeta> = cur.iter().map(|(m, _)| m.clone()).collect();

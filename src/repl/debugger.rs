@@ -125,7 +125,9 @@ pub fn start(
                 let what = crate::runtime::limits::panic_message(p.as_ref());
                 (
                     RunResult::default(),
-                    Some(RunError(format!("internal error in the run: {what}"))),
+                    Some(RunError::Internal(format!(
+                        "internal error in the run: {what}"
+                    ))),
                 )
             });
             let _ = done_tx.send(done);
@@ -176,7 +178,7 @@ fn wait(s: &mut Session, mut worker: Worker) -> R<Flow> {
             let (res, failure) = done.unwrap_or_else(|| {
                 (
                     RunResult::default(),
-                    Some(RunError("the run ended without a result".into())),
+                    Some(RunError::Internal("the run ended without a result".into())),
                 )
             });
             complete_run(s, res, failure)

@@ -218,8 +218,8 @@ pub(super) fn cmd_dump(s: &mut Session, a: &Args) -> R<Flow> {
         let problem = match (run, error) {
             (_, Some(e)) => Some(e),
             (Err(e), None) => Some(match failed_before {
-                Some(_) => format!("the model failed again: {}", e.0),
-                None => format!("running the model again failed: {}", e.0),
+                Some(_) => format!("the model failed again: {e}"),
+                None => format!("running the model again failed: {e}"),
             }),
             (Ok(_), None) => None,
         };

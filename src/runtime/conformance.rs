@@ -180,7 +180,7 @@ fn run_case_inner(dir: &Path, tol: &Tolerance) -> Result<Outcome, String> {
         } else {
             HashMap::new()
         };
-        let res = plan.run(set.inputs, &opts).map_err(|e| e.0)?;
+        let res = plan.run(set.inputs, &opts).map_err(|e| e.to_string())?;
         let mut failures = Vec::new();
         for (j, (vo, want)) in graph.output.iter().zip(&set.outputs).enumerate() {
             let Some(want) = want else { continue };

@@ -61,17 +61,23 @@ pub enum PlanError {
     FunctionDepth { function: String, limit: usize },
 }
 
-/// A run that failed: a missing or wrong input, or a kernel error.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RunError(pub String);
-
-impl fmt::Display for RunError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+/// A run that failed, by cause.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    #[error("interrupted (Ctrl-C) before the run")]
+    Interrupted,
+    /// A given value does not fit the input's declared type or shape.
+    #[error("input '{input}' {problem}")]
+    Input { input: String, problem: String },
+    #[error("'{name}' is not an input of the graph (inputs: {inputs})")]
+    NotAnInput { name: String, inputs: String },
+    /// A step failed (the message names the node).
+    #[error(transparent)]
+    Execution(#[from] KernelError),
+    /// The run's machinery failed (a worker ended without a result).
+    #[error("{0}")]
+    Internal(String),
 }
-
-impl std::error::Error for RunError {}
 
 /// Called with each value as it becomes available: a given input or an
 /// initializer (node `None`), or a node's output (the node's index in the
@@ -691,7 +697,7 @@ impl Plan {
         // a Ctrl-C between runs (`bench`) stops even a plan whose every
         // step is cached
         if super::limits::interrupted() {
-            let e = RunError("interrupted (Ctrl-C) before the run".into());
+            let e = RunError::Interrupted;
             return (RunResult::default(), Some(e));
         }
         let mut events = Vec::new();
@@ -710,10 +716,10 @@ impl Plan {
             }
         }
         if let Some(extra) = inputs.keys().next().filter(|_| error.is_none()) {
-            error = Some(RunError(format!(
-                "'{extra}' is not an input of the graph (inputs: {})",
-                self.input_names.join(", ")
-            )));
+            error = Some(RunError::NotAnInput {
+                name: extra.clone(),
+                inputs: self.input_names.join(", "),
+            });
         }
         if let Some(e) = error {
             return (RunResult::default(), Some(e));
@@ -722,14 +728,14 @@ impl Plan {
         let result = self.exec_into(&mut held, given, &[], opts, &mut log, 0, "", None);
         let (outputs, error) = match result {
             Ok(outputs) => (outputs, None),
-            Err(e) => (Vec::new(), Some(RunError(e.0))),
+            Err(e) => (Vec::new(), Some(RunError::Execution(e))),
         };
         let r = RunResult {
             outputs,
             held,
             events,
             dropped_events: super::limits::take_dropped_events(),
-            failed: error.as_ref().map(|e| e.0.clone()),
+            failed: error.as_ref().map(|e| e.to_string()),
         };
         (r, error)
     }
@@ -1101,49 +1107,56 @@ fn check_input(decl: &InputDecl, v: &Value) -> Result<(), RunError> {
         return Ok(());
     };
     let name = &decl.name;
+    let bad = |input: &str, problem: String| RunError::Input {
+        input: input.to_string(),
+        problem,
+    };
     match (ty, v) {
         (TV::TensorType(tt), Value::Tensor(t)) => {
             if let Some(want) = DataType::from_code(tt.elem_type()) {
                 if want != DataType::Undefined && want != t.dtype() {
-                    return Err(RunError(format!(
-                        "input '{name}' expects {want}, got {}",
-                        t.dtype()
-                    )));
+                    return Err(bad(name, format!("expects {want}, got {}", t.dtype())));
                 }
             }
             if let Some(shape) = &tt.shape {
                 if shape.dim.len() != t.rank() {
-                    return Err(RunError(format!(
-                        "input '{name}' expects rank {} ({}), got shape {:?}",
-                        shape.dim.len(),
-                        crate::value_type::format_shape_proto(shape),
-                        t.shape()
-                    )));
+                    return Err(bad(
+                        name,
+                        format!(
+                            "expects rank {} ({}), got shape {:?}",
+                            shape.dim.len(),
+                            crate::value_type::format_shape_proto(shape),
+                            t.shape()
+                        ),
+                    ));
                 }
                 for (axis, (d, &got)) in shape.dim.iter().zip(t.shape()).enumerate() {
                     if let Some(crate::proto::tensor_shape_proto::dimension::Value::DimValue(w)) =
                         d.value
                     {
                         if w >= 0 && w as usize != got {
-                            return Err(RunError(format!(
-                                "input '{name}' axis {axis} must be {w}, got {got} (shape {:?})",
-                                t.shape()
-                            )));
+                            return Err(bad(
+                                name,
+                                format!(
+                                    "axis {axis} must be {w}, got {got} (shape {:?})",
+                                    t.shape()
+                                ),
+                            ));
                         }
                     }
                 }
             }
             Ok(())
         }
-        (TV::TensorType(_), other) => Err(RunError(format!(
-            "input '{name}' expects a tensor, got {}",
-            other.describe()
-        ))),
+        (TV::TensorType(_), other) => Err(bad(
+            name,
+            format!("expects a tensor, got {}", other.describe()),
+        )),
         (TV::SequenceType(_), Value::Sequence { .. } | Value::MapSequence { .. }) => Ok(()),
-        (TV::SequenceType(_), other) => Err(RunError(format!(
-            "input '{name}' expects a sequence, got {}",
-            other.describe()
-        ))),
+        (TV::SequenceType(_), other) => Err(bad(
+            name,
+            format!("expects a sequence, got {}", other.describe()),
+        )),
         (TV::OptionalType(_), _) => Ok(()),
         (TV::MapType(m), Value::Map(v)) => {
             let want = DataType::from_code(m.key_type()).unwrap_or(DataType::Undefined);
@@ -1151,17 +1164,17 @@ fn check_input(decl: &InputDecl, v: &Value) -> Result<(), RunError> {
             if want == DataType::String && v.key_type() != DataType::String
                 || want != DataType::String && v.key_type() == DataType::String
             {
-                return Err(RunError(format!(
-                    "input '{name}' expects map keys of type {want}, got {}",
-                    v.key_type()
-                )));
+                return Err(bad(
+                    name,
+                    format!("expects map keys of type {want}, got {}", v.key_type()),
+                ));
             }
             Ok(())
         }
-        (TV::MapType(_), other) => Err(RunError(format!(
-            "input '{name}' expects a map, got {}",
-            other.describe()
-        ))),
+        (TV::MapType(_), other) => Err(bad(
+            name,
+            format!("expects a map, got {}", other.describe()),
+        )),
         _ => Ok(()),
     }
 }

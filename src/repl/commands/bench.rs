@@ -50,7 +50,7 @@ pub(super) fn cmd_bench(s: &mut Session, a: &Args) -> R<Flow> {
             let t0 = Instant::now();
             p.run(inputs.clone(), &opts).map_err(|e| {
                 let done = i.saturating_sub(warmup);
-                CmdError(format!("{} (after {done} of {runs} timed runs)", e.0))
+                CmdError(format!("{} (after {done} of {runs} timed runs)", e))
             })?;
             if i >= warmup {
                 times.push(t0.elapsed().as_secs_f64() * 1e3);

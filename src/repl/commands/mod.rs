@@ -733,7 +733,7 @@ pub(super) fn complete_run(
         // keep what the run got to: its log up to the failing node and the
         // values held then (a run refused before any node keeps nothing)
         if res.events.is_empty() && res.held.is_empty() {
-            return Err(CmdError(e.0));
+            return Err(CmdError(e.to_string()));
         }
         let kept = if res.events.is_empty() {
             "the values held then are kept ('print NAME')"
@@ -741,10 +741,7 @@ pub(super) fn complete_run(
             "its event log up to the failure and the values held then are kept ('events', 'print NAME')"
         };
         s.last_run = Some(res);
-        return Err(CmdError(format!(
-            "{}\n  the run stopped there; {kept}",
-            e.0
-        )));
+        return Err(CmdError(format!("{}\n  the run stopped there; {kept}", e)));
     }
     let o = print_options(s, false);
     let mut text = Vec::new();
