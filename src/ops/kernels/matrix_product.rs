@@ -73,7 +73,10 @@ const SMALL_NB: usize = 1024;
 
 fn gemm_small_m_f32(m: usize, k: usize, n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
     let blocks = n.div_ceil(SMALL_NB);
-    if rayon::current_num_threads() > 1 && blocks > 1 && k.saturating_mul(n) >= PAR_MIN_MACS {
+    // below 4 M multiply-adds the threads' wake-up and the copy of each
+    // block's part cost more than the split saves (SLANet's Loop: 2 threads
+    // were 9% slower than one)
+    if rayon::current_num_threads() > 1 && blocks > 1 && k.saturating_mul(n) >= 4 * PAR_MIN_MACS {
         // column blocks in parallel, each into its own m x SMALL_NB buffer
         use rayon::prelude::*;
         let parts: Vec<(usize, Vec<f32>)> = (0..blocks)
