@@ -1,36 +1,19 @@
 //! QLinearConv: a quantized convolution: dequantize, convolve, requantize.
 
 use super::quantized_conv::{int8ish, scalar_f64, zero_points};
-use super::window_shape::{conv_kernel, window_out};
+use super::window_shape::conv_output;
 use crate::bail;
 use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::kernels::conv::{conv_core, conv_geo, out_shape};
 use crate::ops::kernels::f64_values::{from_f64s, to_f64s};
 use crate::ops::kernels::sliding_window::WindowAttrs;
 use crate::ops::{InferCtx, ShapeError};
-use crate::shape_bail;
 use crate::tensor::DataType;
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
+    // x is input 0, w input 3, the output's type that of y_zero_point
     let elem = cx.elem_req(7)?;
-    let x = cx.shape(0).map(|s| s.to_vec());
-    let w = cx.shape(3).map(|s| s.to_vec());
-    let shape = match (&x, &w) {
-        (Some(x), Some(w)) => {
-            if x.len() < 3 || x.len() != w.len() {
-                shape_bail!("QLinearConv needs x of rank >= 3 and w of the same rank");
-            }
-            let mut shape = vec![x[0].clone(), w[0].clone()];
-            match conv_kernel(cx, Some(w)) {
-                Some(k) => shape.extend(window_out(cx, &x[2..], &k)?),
-                None => shape.extend(std::iter::repeat_n(None, x.len() - 2)),
-            }
-            Some(shape)
-        }
-        _ => None,
-    };
-    cx.set_tensor(0, elem, shape);
-    Ok(())
+    conv_output(cx, elem, 0, 3)
 }
 
 pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {

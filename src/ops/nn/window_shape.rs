@@ -91,13 +91,28 @@ pub(super) fn conv_kernel(cx: &InferCtx, w: Option<&[Dim]>) -> Option<Vec<i64>> 
     })
 }
 
+/// A convolution's output (elements `elem`): N x M x the window's output
+/// sizes, from X (input 0) and W (input 1).
 pub(super) fn conv_like(cx: &mut InferCtx, elem: DataType) -> Result<(), ShapeError> {
-    let x = cx.shape(0).map(|s| s.to_vec());
-    let w = cx.shape(1).map(|s| s.to_vec());
+    conv_output(cx, elem, 0, 1)
+}
+
+/// A convolution's output from X at input `xi` and W at input `wi`.
+pub(super) fn conv_output(
+    cx: &mut InferCtx,
+    elem: DataType,
+    xi: usize,
+    wi: usize,
+) -> Result<(), ShapeError> {
+    let x = cx.shape(xi).map(|s| s.to_vec());
+    let w = cx.shape(wi).map(|s| s.to_vec());
     let shape = match (&x, &w) {
         (Some(x), Some(w)) => {
             if x.len() < 3 || x.len() != w.len() {
-                shape_bail!("Conv needs X of rank >= 3 and W of the same rank");
+                shape_bail!(
+                    "{} needs X of rank >= 3 and W of the same rank",
+                    cx.node.op_type()
+                );
             }
             let mut shape = vec![x[0].clone(), w[0].clone()];
             match conv_kernel(cx, Some(w)) {
