@@ -129,6 +129,15 @@ impl DataType {
             || self == DataType::Float4E2M1
     }
 
+    /// The float types kernels compute in: float, double, float16, bfloat16
+    /// (not float8 or float4, which hold values only).
+    pub fn is_standard_float(self) -> bool {
+        matches!(
+            self,
+            DataType::Float | DataType::Double | DataType::Float16 | DataType::Bfloat16
+        )
+    }
+
     pub fn is_float8(self) -> bool {
         matches!(
             self,

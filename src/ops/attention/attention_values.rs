@@ -18,13 +18,6 @@ use crate::shape_bail;
 use crate::tensor::{DataType, Tensor, Value};
 use crate::value_type::Dim;
 
-pub(super) fn is_float(d: DataType) -> bool {
-    matches!(
-        d,
-        DataType::Float | DataType::Double | DataType::Float16 | DataType::Bfloat16
-    )
-}
-
 /// Input `i` as a float tensor with its values as f64.
 pub(super) fn float_vals<'v>(
     ins: &[Option<&'v Value>],
@@ -32,7 +25,7 @@ pub(super) fn float_vals<'v>(
     op: &str,
 ) -> Result<(&'v Tensor, Vec<f64>), KernelError> {
     let t = tensor_in(ins, i)?;
-    if !is_float(t.dtype()) {
+    if !t.dtype().is_standard_float() {
         bail!("{op}: input {i} must be a float tensor, got {}", t.dtype());
     }
     Ok((t, to_f64s(t, op)?))

@@ -1,6 +1,6 @@
 //! `LinearAttention`: recurrent linear attention with its state.
 
-use super::attention_values::{attr_dim, check_float, dim, div, float_vals, is_float, mul, numel};
+use super::attention_values::{attr_dim, check_float, dim, div, float_vals, mul, numel};
 use crate::bail;
 use crate::ops::kernel::{opt_tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::kernels::f64_values::{from_f64s, to_f64s};
@@ -80,7 +80,7 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
                         p.shape()
                     );
                 }
-                if !is_float(p.dtype()) {
+                if !p.dtype().is_standard_float() {
                     bail!("LinearAttention: past_state must be float");
                 }
                 (to_f64s(p, "past_state")?, p.dtype())

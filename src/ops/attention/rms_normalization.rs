@@ -1,7 +1,7 @@
 //! `RMSNormalization`: x / sqrt(mean(x²) + ε) · scale over the trailing
 //! axes.
 
-use super::attention_values::{check_float, float_vals, is_float};
+use super::attention_values::{check_float, float_vals};
 use crate::bail;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::kernels::f64_values::broadcast_to;
@@ -27,7 +27,7 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(move |_, ins| {
         let (xt, mut v) = float_vals(ins, 0, "RMSNormalization")?;
         let st = tensor_in(ins, 1)?;
-        if !is_float(st.dtype()) {
+        if !st.dtype().is_standard_float() {
             bail!(
                 "RMSNormalization: scale must be a float tensor, got {}",
                 st.dtype()

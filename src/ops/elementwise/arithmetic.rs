@@ -15,7 +15,7 @@ use std::cell::Cell;
 
 /// The four arithmetic operators.
 #[derive(Clone, Copy, Debug)]
-pub enum Arith {
+enum Arith {
     Add,
     Sub,
     Mul,
@@ -44,7 +44,7 @@ fn arith_typed<T: Num>(op: Arith, a: &Tensor, b: &Tensor) -> Result<Tensor, Kern
 }
 
 /// `a op b` with numpy broadcasting; both operands of one numeric type.
-pub fn arith(op: Arith, a: &Tensor, b: &Tensor) -> Result<Tensor, KernelError> {
+fn arith(op: Arith, a: &Tensor, b: &Tensor) -> Result<Tensor, KernelError> {
     if a.dtype() != b.dtype() {
         bail!(
             "operands must have the same element type, got {} and {}",
@@ -67,53 +67,32 @@ fn arith_kernel(op: Arith) -> Kernel {
     })
 }
 
-pub mod add {
-    use crate::ops::elementwise::value_rules::{broadcast_inputs, propagate};
-    use crate::ops::kernel::{Kernel, KernelError, NodeInfo};
-    use crate::ops::{InferCtx, ShapeError};
+/// Add, Sub or Mul: the broadcast rule propagating known values with
+/// `$value`, the shared kernel for its `Arith`.
+macro_rules! arithmetic {
+    ($module:ident, $op:ident, $value:expr) => {
+        pub mod $module {
+            use crate::expr::Expr;
+            use crate::ops::elementwise::value_rules::{broadcast_inputs, propagate};
+            use crate::ops::kernel::{Kernel, KernelError, NodeInfo};
+            use crate::ops::{InferCtx, ShapeError};
 
-    pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
-        broadcast_inputs(cx)?;
-        propagate(cx, |a, b| Some(a.add(b)));
-        Ok(())
-    }
+            pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
+                broadcast_inputs(cx)?;
+                propagate(cx, |a: &Expr, b: &Expr| Some($value(a, b)));
+                Ok(())
+            }
 
-    pub fn kernel(_: &NodeInfo) -> Result<Kernel, KernelError> {
-        Ok(super::arith_kernel(super::Arith::Add))
-    }
+            pub fn kernel(_: &NodeInfo) -> Result<Kernel, KernelError> {
+                Ok(super::arith_kernel(super::Arith::$op))
+            }
+        }
+    };
 }
 
-pub mod sub {
-    use crate::ops::elementwise::value_rules::{broadcast_inputs, propagate};
-    use crate::ops::kernel::{Kernel, KernelError, NodeInfo};
-    use crate::ops::{InferCtx, ShapeError};
-
-    pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
-        broadcast_inputs(cx)?;
-        propagate(cx, |a, b| Some(a.sub(b)));
-        Ok(())
-    }
-
-    pub fn kernel(_: &NodeInfo) -> Result<Kernel, KernelError> {
-        Ok(super::arith_kernel(super::Arith::Sub))
-    }
-}
-
-pub mod mul {
-    use crate::ops::elementwise::value_rules::{broadcast_inputs, propagate};
-    use crate::ops::kernel::{Kernel, KernelError, NodeInfo};
-    use crate::ops::{InferCtx, ShapeError};
-
-    pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
-        broadcast_inputs(cx)?;
-        propagate(cx, |a, b| Some(a.mul(b)));
-        Ok(())
-    }
-
-    pub fn kernel(_: &NodeInfo) -> Result<Kernel, KernelError> {
-        Ok(super::arith_kernel(super::Arith::Mul))
-    }
-}
+arithmetic!(add, Add, Expr::add);
+arithmetic!(sub, Sub, Expr::sub);
+arithmetic!(mul, Mul, Expr::mul);
 
 pub mod div {
     use crate::expr::Expr;

@@ -4,7 +4,7 @@
 use crate::bail;
 use crate::dispatch_num;
 use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
-use crate::ops::kernels::numeric::Num;
+use crate::ops::kernels::numeric::{clip_value, Num};
 use crate::ops::kernels::typed;
 use crate::tensor::{Tensor, Value};
 use ndarray::ArrayD;
@@ -39,20 +39,7 @@ fn clip_t<T: Num>(
         Some(v) => Some(T::from_f64(v)),
         None => clip_bound::<T>(hi, "max")?,
     };
-    Ok(T::wrap(a.mapv(|v| {
-        let mut r = v;
-        if let Some(l) = lo {
-            if r < l {
-                r = l;
-            }
-        }
-        if let Some(h) = hi {
-            if r > h {
-                r = h;
-            }
-        }
-        r
-    })))
+    Ok(T::wrap(a.mapv(|v| clip_value(v, lo, hi))))
 }
 
 pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {

@@ -2,7 +2,7 @@
 //! blocked.
 
 use super::cast_values::{cast_tensor, dtype_of_code, CastOpts};
-use super::quantization::{dtype_attr, param_index};
+use super::quantization::{dtype_attr, param_index, zero_point_values};
 use crate::bail;
 use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::kernels::array;
@@ -49,26 +49,14 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
         }
         let xs = x.to_f64_vec().unwrap_or_default();
         let ss = scale.to_f64_vec().unwrap_or_default();
-        let zs = match zp {
-            Some(z) => {
-                if z.dtype() != x.dtype() {
-                    bail!(
-                        "DequantizeLinear: zero point type {} differs from x type {}",
-                        z.dtype(),
-                        x.dtype()
-                    );
-                }
-                if z.len() != scale.len() {
-                    bail!(
-                        "DequantizeLinear: zero point shape {:?} differs from scale shape {:?}",
-                        z.shape(),
-                        scale.shape()
-                    );
-                }
-                z.to_f64_vec().unwrap_or_default()
-            }
-            None => vec![0.0; ss.len()],
-        };
+        if let Some(z) = zp.filter(|z| z.dtype() != x.dtype()) {
+            bail!(
+                "DequantizeLinear: zero point type {} differs from x type {}",
+                z.dtype(),
+                x.dtype()
+            );
+        }
+        let zs = zero_point_values("DequantizeLinear", zp, scale)?;
         let idx = param_index(x.shape(), scale.shape(), axis, block)?;
         let v: Vec<f64> = (0..xs.len())
             .map(|i| (xs[i] - zs[idx[i]]) * ss[idx[i]])

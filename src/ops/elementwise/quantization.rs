@@ -5,7 +5,7 @@
 use crate::bail;
 use crate::ops::kernel::{KernelError, NodeInfo};
 use crate::ops::kernels::norm_axis;
-use crate::tensor::DataType;
+use crate::tensor::{DataType, Tensor};
 use half::{bf16, f16};
 
 /// For each element of `x`, the index of its scale / zero point: per
@@ -107,6 +107,27 @@ pub(super) fn dtype_attr(info: &NodeInfo, name: &str) -> Result<Option<DataType>
             .and_then(DataType::from_code)
             .map(Some)
             .ok_or_else(|| KernelError::new(format!("{name} = {c} is not a data type"))),
+    }
+}
+
+/// The zero point's values, one per scale value (all 0 when absent).
+pub(super) fn zero_point_values(
+    op: &str,
+    zp: Option<&Tensor>,
+    scale: &Tensor,
+) -> Result<Vec<f64>, KernelError> {
+    match zp {
+        Some(z) => {
+            if z.len() != scale.len() {
+                bail!(
+                    "{op}: zero point shape {:?} differs from scale shape {:?}",
+                    z.shape(),
+                    scale.shape()
+                );
+            }
+            Ok(z.to_f64_vec().unwrap_or_default())
+        }
+        None => Ok(vec![0.0; scale.len()]),
     }
 }
 

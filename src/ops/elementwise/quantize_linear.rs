@@ -3,7 +3,7 @@
 
 use super::cast_values::dtype_of_code;
 use super::cast_values::{cast_tensor, encode_minifloat, mini_spec, small, CastOpts};
-use super::quantization::{dtype_attr, int_range, param_index, round_to};
+use super::quantization::{dtype_attr, int_range, param_index, round_to, zero_point_values};
 use crate::bail;
 use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::kernels::array;
@@ -63,19 +63,7 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
                 scale.dtype()
             ),
         };
-        let zs = match zp {
-            Some(z) => {
-                if z.len() != scale.len() {
-                    bail!(
-                        "QuantizeLinear: zero point shape {:?} differs from scale shape {:?}",
-                        z.shape(),
-                        scale.shape()
-                    );
-                }
-                z.to_f64_vec().unwrap_or_default()
-            }
-            None => vec![0.0; ss.len()],
-        };
+        let zs = zero_point_values("QuantizeLinear", zp, scale)?;
         let idx = param_index(x.shape(), scale.shape(), axis, block)?;
         let prec = precision.unwrap_or(scale.dtype());
         let shape = x.shape();

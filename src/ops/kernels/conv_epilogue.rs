@@ -7,6 +7,7 @@
 //! other paths apply it once per output row.
 
 use super::exp_f32;
+use super::numeric::clip_value;
 use super::scalar_math::sigmoid;
 
 /// An elementwise activation fused into the producing Conv.
@@ -45,20 +46,7 @@ impl Act {
         match *self {
             Act::None => v,
             Act::Relu => v.max(0.0),
-            Act::Clip(lo, hi) => {
-                let mut r = v;
-                if let Some(l) = lo {
-                    if r < l {
-                        r = l;
-                    }
-                }
-                if let Some(h) = hi {
-                    if r > h {
-                        r = h;
-                    }
-                }
-                r
-            }
+            Act::Clip(lo, hi) => clip_value(v, lo, hi),
             // float32 math, as the standalone kernels of these operators
             Act::LeakyRelu(a) => {
                 if v < 0.0 {
@@ -78,20 +66,7 @@ impl Act {
         match *self {
             Act::None => v,
             Act::Relu => v.max(0.0),
-            Act::Clip(lo, hi) => {
-                let mut r = v;
-                if let Some(l) = lo {
-                    if r < l as f64 {
-                        r = l as f64;
-                    }
-                }
-                if let Some(h) = hi {
-                    if r > h as f64 {
-                        r = h as f64;
-                    }
-                }
-                r
-            }
+            Act::Clip(lo, hi) => clip_value(v, lo.map(f64::from), hi.map(f64::from)),
             Act::LeakyRelu(a) => {
                 if v < 0.0 {
                     a as f64 * v

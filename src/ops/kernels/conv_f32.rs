@@ -55,6 +55,7 @@ pub fn conv_with(
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use super::{ConvDims, Epilogue};
+    use crate::ops::kernels::sliding_window::next_index;
     use rayon::prelude::*;
     use std::arch::x86_64::*;
 
@@ -223,18 +224,6 @@ mod avx512 {
         istr: Vec<usize>,
         /// 1x1 kernel, unit strides, no padding: B is the input itself.
         direct: bool,
-    }
-
-    /// Steps a row-major multi-index; false after the last one.
-    fn next_index(idx: &mut [usize], dims: &[usize]) -> bool {
-        for i in (0..idx.len()).rev() {
-            idx[i] += 1;
-            if idx[i] < dims[i] {
-                return true;
-            }
-            idx[i] = 0;
-        }
-        false
     }
 
     fn ceil_div(a: usize, b: usize) -> usize {

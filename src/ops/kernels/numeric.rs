@@ -199,3 +199,22 @@ macro_rules! int_ops {
 }
 
 int_ops!(i8: true, i16: true, i32: true, i64: true, u8: false, u16: false, u32: false, u64: false);
+
+/// `v` bounded below by `lo` and above by `hi`, either of which may be
+/// absent (ONNX Clip: a lower bound above the upper one gives the upper;
+/// NaN stays NaN).
+#[inline(always)]
+pub fn clip_value<T: PartialOrd + Copy>(v: T, lo: Option<T>, hi: Option<T>) -> T {
+    let mut r = v;
+    if let Some(l) = lo {
+        if r < l {
+            r = l;
+        }
+    }
+    if let Some(h) = hi {
+        if r > h {
+            r = h;
+        }
+    }
+    r
+}

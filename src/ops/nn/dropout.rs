@@ -1,7 +1,6 @@
 //! Dropout: the identity with an all-true mask in inference; in training
 //! mode, a seeded Bernoulli mask and the kept values scaled by 1/(1 - ratio).
 
-use super::float_input::is_float;
 use crate::bail;
 use crate::ops::kernel::{opt_tensor_in, tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::kernels::f64_values::{from_f64s, to_f64s};
@@ -75,7 +74,7 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
             if !(0.0..1.0).contains(&ratio) {
                 bail!("Dropout ratio must be in [0, 1), got {ratio}");
             }
-            if !is_float(x.dtype()) {
+            if !x.dtype().is_standard_float() {
                 bail!(
                     "Dropout in training mode needs a float input, got {}",
                     x.dtype()

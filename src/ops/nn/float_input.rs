@@ -2,14 +2,7 @@
 
 use crate::bail;
 use crate::ops::kernel::{tensor_in, KernelError};
-use crate::tensor::{DataType, Tensor, Value};
-
-pub(super) fn is_float(d: DataType) -> bool {
-    matches!(
-        d,
-        DataType::Float | DataType::Double | DataType::Float16 | DataType::Bfloat16
-    )
-}
+use crate::tensor::{Tensor, Value};
 
 pub(super) fn float_in<'v>(
     ins: &[Option<&'v Value>],
@@ -17,7 +10,7 @@ pub(super) fn float_in<'v>(
     op: &str,
 ) -> Result<&'v Tensor, KernelError> {
     let t = tensor_in(ins, i)?;
-    if !is_float(t.dtype()) {
+    if !t.dtype().is_standard_float() {
         bail!("{op}: input {i} must be a float tensor, got {}", t.dtype());
     }
     Ok(t)

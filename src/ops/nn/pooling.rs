@@ -3,7 +3,6 @@
 //! without dilation take [`super::pool_2d_f32`]. One file with a module per
 //! operator: they differ in what a window computes.
 
-use super::float_input::is_float;
 use super::window_shape::window_out;
 use crate::bail;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
@@ -150,7 +149,7 @@ fn pool_kernel(info: &NodeInfo, kind: PoolKind) -> Result<Kernel, KernelError> {
             bail!("pooling needs an N x C x D1 ... input, got {sh:?}");
         }
         let int8 = matches!(x.dtype(), DataType::Int8 | DataType::Uint8);
-        if !(is_float(x.dtype()) || kind == PoolKind::Max && int8) {
+        if !(x.dtype().is_standard_float() || kind == PoolKind::Max && int8) {
             bail!("pooling does not accept {}", x.dtype());
         }
         let w = wa.resolve(&sh[2..], None)?;
