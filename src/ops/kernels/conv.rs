@@ -1,6 +1,6 @@
 //! Convolutions: Conv, ConvTranspose and ConvInteger, N-D with groups,
 //! strides, dilations and padding. f32 Conv (and f16/bf16, computed
-//! through f32) runs on the packed AVX-512 kernels of `conv_f32` where the
+//! through f32) runs on the packed AVX-512 or AVX2 kernels of `conv_f32` where the
 //! CPU has them; otherwise, and for f64 and ConvInteger (through f64, exact
 //! for its value range), Conv is im2col + GEMM per (image, group), parallel
 //! over images/groups with rayon; 1x1 stride-1 unpadded convolutions skip
