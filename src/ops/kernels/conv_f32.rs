@@ -1,8 +1,9 @@
 //! Fast f32 convolution for x86_64 CPUs with AVX-512 or AVX2 and FMA: a
 //! blocked GEMM whose right operand is packed straight from the input image
 //! (im2col fused into the packing, no full column buffer; 1x1 convolutions
-//! read the image in place), whose left operand is read from the weights in
-//! place, and with bias folded into the first pass over the reduction axis.
+//! copy image rows straight into the panels), whose left operand is read
+//! from the weights in place, and with bias folded into the first pass over
+//! the reduction axis.
 //! Work is split into (image x group, output channel block, output position
 //! block) tasks run on the current rayon pool. Any geometry (N-D, groups,
 //! strides, dilations, pads) is handled; `conv` returns `None` where the CPU
@@ -97,13 +98,16 @@ pub fn conv_on(
     if !isa.available() {
         return None;
     }
+    let oprod: usize = d.out.iter().product();
+    let mut out = vec![0.0f32; d.n * d.m * oprod];
     #[cfg(target_arch = "x86_64")]
     {
-        Some(blocked::conv(isa, x, w, bias, d, post, res))
+        blocked::conv(isa, x, w, bias, d, post, res, &mut out);
+        Some(out)
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (x, w, bias, d, post, res);
+        let _ = (x, w, bias, d, post, res, out);
         None
     }
 }
@@ -444,7 +448,7 @@ mod blocked {
         koff: Vec<isize>,
         /// Element stride of each spatial axis in one input plane.
         istr: Vec<usize>,
-        /// 1x1 kernel, unit strides, no padding: B is the input itself.
+        /// 1x1 kernel, unit strides, no padding: B's rows are the input's.
         direct: bool,
     }
 
@@ -537,18 +541,8 @@ mod blocked {
         }
 
         /// Packs rows [k0, k0 + kc) x positions [p0, p0 + np) of the column
-        /// matrix into NR-wide panels (zero-padded), from panel `j0` on.
-        #[allow(clippy::too_many_arguments)]
-        fn pack_b(
-            &self,
-            xs: &[f32],
-            k0: usize,
-            kc: usize,
-            p0: usize,
-            np: usize,
-            j0: usize,
-            sc: &mut Scratch,
-        ) {
+        /// matrix into NR-wide panels (zero-padded).
+        fn pack_b(&self, xs: &[f32], k0: usize, kc: usize, p0: usize, np: usize, sc: &mut Scratch) {
             let panels = ceil_div(np, NR);
             sc.bpack.resize(panels * kc * NR, 0.0);
             sc.row.resize(np, 0.0);
@@ -562,12 +556,12 @@ mod blocked {
             for kk in 0..kc {
                 let k = k0 + kk;
                 let src: &[f32] = if self.direct {
-                    &xs[k * self.plane + p0 + j0 * NR..k * self.plane + p0 + np]
+                    &xs[k * self.plane + p0..k * self.plane + p0 + np]
                 } else {
                     self.fill_row(xs, k, runs, coords, row);
-                    &row[j0 * NR..]
+                    row
                 };
-                for (j, chunk) in (j0..).zip(src.chunks(NR)) {
+                for (j, chunk) in src.chunks(NR).enumerate() {
                     let at = (j * kc + kk) * NR;
                     let dst: &mut [f32; NR] = (&mut bpack[at..at + NR]).try_into().unwrap();
                     match <&[f32; NR]>::try_from(chunk) {
@@ -608,7 +602,9 @@ mod blocked {
     unsafe impl Send for OutPtr {}
     unsafe impl Sync for OutPtr {}
 
-    /// The convolution on `isa`, which the caller checked is available.
+    /// The convolution on `isa`, which the caller checked is available,
+    /// into `out` (N x M x out, zeroed).
+    #[allow(clippy::too_many_arguments)]
     pub fn conv(
         isa: Isa,
         x: &[f32],
@@ -617,7 +613,8 @@ mod blocked {
         d: &ConvDims,
         post: Option<&Epilogue>,
         res: Option<&[f32]>,
-    ) -> Vec<f32> {
+        out: &mut [f32],
+    ) {
         let nd = d.spatial.len();
         let c_g = d.c / d.group;
         let m_g = d.m / d.group;
@@ -625,9 +622,9 @@ mod blocked {
         let oprod: usize = d.out.iter().product();
         let plane: usize = d.spatial.iter().product();
         let kdim = c_g * kprod;
-        let mut out = vec![0.0f32; d.n * d.m * oprod];
+        debug_assert_eq!(out.len(), d.n * d.m * oprod);
         if out.is_empty() {
-            return out;
+            return;
         }
         if kdim == 0 || nd == 0 {
             // no reduction: the bias alone
@@ -637,9 +634,9 @@ mod blocked {
                 }
             }
             if let Some(p) = post {
-                p.apply_all_f32(d.m, oprod, &mut out, res);
+                p.apply_all_f32(d.m, oprod, out, res);
             }
-            return out;
+            return;
         }
         let mut koff = Vec::with_capacity(kprod * nd);
         let mut kk = vec![0usize; nd];
@@ -717,11 +714,12 @@ mod blocked {
             let mut k0 = 0;
             while k0 < kdim {
                 let kc = kc_block(isa).min(kdim - k0);
-                // 1x1 convolutions read full panels straight from X
-                let full = if g.direct { np / NR } else { 0 };
-                if full * NR < np {
-                    g.pack_b(xs, k0, kc, p0, np, full, sc);
-                }
+                // always packed, 1x1 too: read in place, the panel's kc
+                // rows lie `plane` apart and alias in L1 where that is a
+                // multiple of 1 KiB (a 1x1 conv of 1024 channels over a
+                // 32x32 plane, as a 1024^3 product, AVX2: 42.6 -> 29.8 ms;
+                // resnet50 unchanged, 129.5 -> 130.3 ms)
+                g.pack_b(xs, k0, kc, p0, np, sc);
                 let mut r0 = m0;
                 while r0 < m1 {
                     let rows = mr.min(m1 - r0);
@@ -744,15 +742,10 @@ mod blocked {
                     for j in 0..ceil_div(np, NR) {
                         let col0 = p0 + j * NR;
                         let cols = NR.min(p1 - col0);
-                        let bp = if j < full {
-                            (xs[k0 * plane + col0..].as_ptr(), plane)
-                        } else {
-                            (sc.bpack[j * kc * NR..].as_ptr(), NR)
-                        };
+                        let bp = (sc.bpack[j * kc * NR..].as_ptr(), NR);
                         // SAFETY: tile (r0.., col0..) of this job lies inside
                         // `out` and belongs to this task alone; the packs
-                        // hold MR x kc and kc x NR values, and a full direct
-                        // panel is kc rows of NR values inside `xs`.
+                        // hold MR x kc and kc x NR values.
                         unsafe {
                             let c = optr.0.add(obase + r0 * oprod + col0);
                             dispatch(isa, kc, ap, bp, c, oprod, init, rows, cols);
@@ -782,7 +775,6 @@ mod blocked {
                 .into_par_iter()
                 .for_each_init(Scratch::default, |sc, t| task(sc, t));
         }
-        out
     }
 }
 
