@@ -18,7 +18,7 @@ const MAP_CHUNK: usize = 1 << 15;
 pub fn map_f32_slice(src: &[f32], f: impl Fn(f32) -> f32 + Sync) -> Vec<f32> {
     let mut out = vec![0f32; src.len()];
     let run = |o: &mut [f32], s: &[f32]| map_best(o, s, &f);
-    if src.len() >= 2 * MAP_CHUNK && rayon::current_num_threads() > 1 {
+    if src.len() >= 2 * MAP_CHUNK && crate::ops::kernels::threads::current() > 1 {
         use rayon::prelude::*;
         out.par_chunks_mut(MAP_CHUNK)
             .zip(src.par_chunks(MAP_CHUNK))

@@ -143,13 +143,15 @@ pub(crate) fn conv_core<T: ConvFloat>(x: &[T], wt: &[T], bias: Option<&[T]>, g: 
     if chunk == 0 {
         return out;
     }
-    if jobs > 1 {
+    if jobs > 1 && super::threads::current() > 1 {
         out.par_chunks_mut(chunk)
             .enumerate()
             .for_each_init(Vec::new, |col, (job, dst)| work(job, dst, col));
     } else {
         let mut col = Vec::new();
-        work(0, &mut out, &mut col);
+        for (job, dst) in out.chunks_mut(chunk).enumerate() {
+            work(job, dst, &mut col);
+        }
     }
     out
 }
@@ -223,7 +225,7 @@ pub(crate) fn conv_geo(
     // The output and one im2col buffer per worker thread live together.
     crate::tensor::budget::check_together(&[
         (&oshape, 8, 1),
-        (&col, 8, rayon::current_num_threads()),
+        (&col, 8, crate::ops::kernels::threads::current()),
     ])?;
     Ok(Geo {
         n,

@@ -277,7 +277,7 @@ pub fn conv_with(
         return out;
     }
     let planes = d.n * d.m;
-    if rayon::current_num_threads() > 1 && planes >= 2 * PLANES_PER_TASK {
+    if crate::ops::kernels::threads::current() > 1 && planes >= 2 * PLANES_PER_TASK {
         use rayon::prelude::*;
         out.par_chunks_mut(plane_out * PLANES_PER_TASK)
             .enumerate()

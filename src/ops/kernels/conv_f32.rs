@@ -56,11 +56,10 @@ impl Isa {
 
     /// Whether this CPU can run `self`.
     pub fn available(self) -> bool {
-        match (Isa::detect(), self) {
-            (Some(Isa::Avx512), _) => true,
-            (Some(Isa::Avx2), Isa::Avx2) => true,
-            _ => false,
-        }
+        matches!(
+            (Isa::detect(), self),
+            (Some(Isa::Avx512), _) | (Some(Isa::Avx2), Isa::Avx2)
+        )
     }
 }
 
@@ -675,7 +674,7 @@ mod blocked {
         };
         let mpanels = ceil_div(m_g, mr);
         let ppanels = ceil_div(oprod, NR);
-        let threads = rayon::current_num_threads();
+        let threads = crate::ops::kernels::threads::current();
         let target = if threads > 1 { threads * 4 } else { 1 };
         let (mut mt, mut pt) = (mpanels, ppanels.min(PT));
         loop {
@@ -768,8 +767,9 @@ mod blocked {
                 }
             }
         };
-        if ntasks == 1 {
-            task(&mut Scratch::default(), 0);
+        if threads == 1 {
+            let mut sc = Scratch::default();
+            (0..ntasks).for_each(|t| task(&mut sc, t));
         } else {
             (0..ntasks)
                 .into_par_iter()

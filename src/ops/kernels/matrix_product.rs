@@ -76,7 +76,10 @@ fn gemm_small_m_f32(m: usize, k: usize, n: usize, a: &[f32], b: &[f32], c: &mut 
     // below 4 M multiply-adds the threads' wake-up and the copy of each
     // block's part cost more than the split saves (SLANet's Loop: 2 threads
     // were 9% slower than one)
-    if rayon::current_num_threads() > 1 && blocks > 1 && k.saturating_mul(n) >= 4 * PAR_MIN_MACS {
+    if crate::ops::kernels::threads::current() > 1
+        && blocks > 1
+        && k.saturating_mul(n) >= 4 * PAR_MIN_MACS
+    {
         // column blocks in parallel, each into its own m x SMALL_NB buffer
         use rayon::prelude::*;
         let parts: Vec<(usize, Vec<f32>)> = (0..blocks)
@@ -267,7 +270,7 @@ pub(crate) unsafe fn par_gemm<T: Copy + Send + Sync>(
     beta: T,
     c: *mut T,
 ) {
-    let threads = rayon::current_num_threads();
+    let threads = crate::ops::kernels::threads::current();
     let blocks = if threads > 1 && m.saturating_mul(k).saturating_mul(n) >= PAR_MIN_MACS {
         threads.min(m / PAR_MIN_ROWS).max(1)
     } else {

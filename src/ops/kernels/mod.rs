@@ -16,6 +16,7 @@ pub mod numeric;
 pub mod rows_f32;
 pub mod scalar_math;
 pub mod sliding_window;
+pub mod threads;
 
 use super::kernel::KernelError;
 use crate::tensor::Elem;

@@ -24,7 +24,7 @@ where
     }
     let rows_per_task = (TASK_ELEMENTS / len).max(1);
     let chunk = rows_per_task * len;
-    if x.len() > chunk && rayon::current_num_threads() > 1 {
+    if x.len() > chunk && crate::ops::kernels::threads::current() > 1 {
         y.par_chunks_mut(chunk)
             .zip(x.par_chunks(chunk))
             .enumerate()
@@ -137,7 +137,7 @@ pub fn layer_norm_rows(
         (mean, 1.0 / (var + eps).sqrt())
     };
     if len > 0 {
-        if x.len() > TASK_ELEMENTS && rayon::current_num_threads() > 1 {
+        if x.len() > TASK_ELEMENTS && crate::ops::kernels::threads::current() > 1 {
             stats
                 .par_iter_mut()
                 .zip(x.par_chunks_exact(len))

@@ -502,7 +502,7 @@ impl<T: Real> Forest<T> {
         if width == 0 {
             return (out, labels);
         }
-        if n >= 2 * BLOCK && rayon::current_num_threads() > 1 {
+        if n >= 2 * BLOCK && crate::ops::kernels::threads::current() > 1 {
             out.par_chunks_mut(BLOCK * width)
                 .zip(labels.par_chunks_mut(BLOCK))
                 .enumerate()

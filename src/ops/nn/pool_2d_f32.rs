@@ -34,12 +34,19 @@ pub fn pool2d_f32(x: &[f32], planes: usize, g: &Pool2d, kind: Pool2dKind) -> Vec
         return y;
     }
     let plane_in = g.h * g.w;
-    y.par_chunks_mut(oh * ow)
-        .zip(x.par_chunks(plane_in.max(1)))
-        .for_each(|(yp, xp)| match kind {
-            Pool2dKind::Max => max_plane(xp, yp, g),
-            Pool2dKind::Avg { .. } => plane(xp, yp, g, kind),
-        });
+    let one = |(yp, xp): (&mut [f32], &[f32])| match kind {
+        Pool2dKind::Max => max_plane(xp, yp, g),
+        Pool2dKind::Avg { .. } => plane(xp, yp, g, kind),
+    };
+    if planes > 1 && crate::ops::kernels::threads::current() > 1 {
+        y.par_chunks_mut(oh * ow)
+            .zip(x.par_chunks(plane_in.max(1)))
+            .for_each(one);
+    } else {
+        y.chunks_mut(oh * ow)
+            .zip(x.chunks(plane_in.max(1)))
+            .for_each(one);
+    }
     y
 }
 
