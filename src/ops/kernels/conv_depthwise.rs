@@ -24,23 +24,6 @@ pub fn applies(d: &ConvDims) -> bool {
     d.spatial.len() == 2 && d.group > 1 && d.group == d.c && d.m.is_multiple_of(d.group)
 }
 
-/// The run `lo..hi` of columns `c < count` whose input column
-/// `c * stride + off` lies inside `0..width`.
-fn inside(off: isize, stride: usize, width: usize, count: usize) -> (usize, usize) {
-    let s = stride as isize;
-    // smallest c with c * s + off >= 0
-    let lo = if off >= 0 { 0 } else { ((-off) + s - 1) / s } as usize;
-    // smallest c with c * s + off >= width
-    let room = width as isize - off;
-    let hi = if room <= 0 {
-        0
-    } else {
-        ((room + s - 1) / s) as usize
-    };
-    let hi = hi.min(count);
-    (lo.min(hi), hi)
-}
-
 /// The shape of the phase planes and of the wide output, the same for every
 /// plane of one convolution.
 struct Geometry {
@@ -92,35 +75,40 @@ impl Geometry {
     }
 
     /// Writes the `sh * sw` phases of input plane `xp` (zeros where the
-    /// padded input is padding or past the image).
+    /// padded input is padding or past the image). Each row of the padded
+    /// input is first written whole into `padded`, then dealt out to the
+    /// `sw` phases by copies of constant stride, which vectorise.
     #[inline(always)]
-    fn split(&self, xp: &[f32], phases: &mut [f32]) {
+    fn split(&self, xp: &[f32], phases: &mut [f32], padded: &mut Vec<f32>) {
         let plane = self.phase_len();
+        // the padded columns the phases read, and one phase row's spare
+        let span = self.sw * self.wq;
+        padded.resize(span + self.sw, 0.0);
         for py in 0..self.sh {
-            for px in 0..self.sw {
-                let q = &mut phases[(py * self.sw + px) * plane..][..plane];
-                for (r, row) in q.chunks_exact_mut(self.wq).enumerate() {
-                    let iy = (self.sh * r + py) as isize - self.ph as isize;
-                    if iy < 0 || iy >= self.h as isize {
-                        row.fill(0.0);
-                        continue;
+            for r in 0..self.hq {
+                let iy = (self.sh * r + py) as isize - self.ph as isize;
+                let rows = (0..self.sw).map(|px| (py * self.sw + px) * plane + r * self.wq);
+                if iy < 0 || iy >= self.h as isize {
+                    for at in rows {
+                        phases[at..at + self.wq].fill(0.0);
                     }
-                    let src = &xp[iy as usize * self.w..][..self.w];
-                    // columns c read input column sw * c + px - pw: those
-                    // inside the image are the run lo..hi
-                    let (lo, hi) = inside(px as isize - self.pw as isize, self.sw, self.w, self.wq);
-                    row[..lo].fill(0.0);
-                    row[hi..].fill(0.0);
-                    if lo < hi {
-                        let start = self.sw * lo + px - self.pw;
-                        if self.sw == 1 {
-                            row[lo..hi].copy_from_slice(&src[start..start + (hi - lo)]);
-                        } else {
-                            for (v, &x) in row[lo..hi]
-                                .iter_mut()
-                                .zip(src[start..].iter().step_by(self.sw))
-                            {
-                                *v = x;
+                    continue;
+                }
+                let src = &xp[iy as usize * self.w..][..self.w];
+                // input column ix is padded column ix + pw
+                padded.fill(0.0);
+                let (lo, hi) = (self.pw.min(span), (self.pw + self.w).min(span));
+                padded[lo..hi].copy_from_slice(&src[..hi - lo]);
+                for (px, at) in rows.enumerate() {
+                    let row = &mut phases[at..at + self.wq];
+                    match self.sw {
+                        1 => row.copy_from_slice(&padded[..self.wq]),
+                        2 => every::<2>(row, &padded[px..]),
+                        3 => every::<3>(row, &padded[px..]),
+                        4 => every::<4>(row, &padded[px..]),
+                        _ => {
+                            for (v, c) in row.iter_mut().zip(padded[px..].chunks(self.sw)) {
+                                *v = c[0];
                             }
                         }
                     }
@@ -130,12 +118,56 @@ impl Geometry {
     }
 }
 
-/// `acc[i] += wv * src[i]` over the whole of `acc`.
+/// `row[c] = from[S * c]`: a stride LLVM knows, so the copy vectorises.
 #[inline(always)]
-fn axpy<const FMA: bool>(acc: &mut [f32], wv: f32, src: &[f32]) {
-    for (a, &x) in acc.iter_mut().zip(src) {
-        *a = if FMA { x.mul_add(wv, *a) } else { *a + wv * x };
+fn every<const S: usize>(row: &mut [f32], from: &[f32]) {
+    for (v, c) in row.iter_mut().zip(from.chunks_exact(S)) {
+        *v = c[0];
     }
+}
+
+/// Floats the wide output is rounded up to (the smallest block of
+/// [`taps_sum`]), and the zeros after the phases its last block may read.
+const SLACK: usize = 8;
+
+/// `wide[i] = init + sum over taps (base, wv) of wv * phases[base + i]`,
+/// [`sum_blocks`] of 32 outputs, then of 8 (`wide.len()` is a multiple of
+/// [`SLACK`]), so that each output is loaded and stored once, not once per
+/// tap.
+#[inline(always)]
+fn taps_sum<const FMA: bool>(wide: &mut [f32], init: f32, taps: &[(usize, f32)], phases: &[f32]) {
+    let done = sum_blocks::<FMA, 32>(wide, 0, init, taps, phases);
+    sum_blocks::<FMA, SLACK>(wide, done, init, taps, phases);
+}
+
+/// [`taps_sum`] over the whole blocks of `B` outputs from `start` on, each
+/// block's sums held in registers (32 floats are four AVX2 or two AVX-512
+/// accumulators); returns where the blocks end.
+#[inline(always)]
+fn sum_blocks<const FMA: bool, const B: usize>(
+    wide: &mut [f32],
+    start: usize,
+    init: f32,
+    taps: &[(usize, f32)],
+    phases: &[f32],
+) -> usize {
+    let mut i = start;
+    for block in wide[start..].chunks_exact_mut(B) {
+        let mut acc = [init; B];
+        for &(base, wv) in taps {
+            let src: &[f32; B] = phases[base + i..][..B].try_into().expect("B floats");
+            for k in 0..B {
+                acc[k] = if FMA {
+                    src[k].mul_add(wv, acc[k])
+                } else {
+                    acc[k] + wv * src[k]
+                };
+            }
+        }
+        block.copy_from_slice(&acc);
+        i += B;
+    }
+    i
 }
 
 /// Computes output planes `first..first + out.len() / plane_out` into
@@ -156,30 +188,35 @@ fn planes<const FMA: bool>(
     let plane_in = g.h * g.w;
     let mult = d.m / d.group;
     let phase = g.phase_len();
-    let mut phases = vec![0f32; g.sh * g.sw * phase];
-    let wide_len = g.oh * g.wq;
-    let mut wide = vec![0f32; wide_len];
+    let mut phases = vec![0f32; g.sh * g.sw * phase + SLACK];
+    let mut wide = vec![0f32; (g.oh * g.wq).next_multiple_of(SLACK)];
     let mut last_input = usize::MAX;
+    // each tap's offset in the phases (the same for every plane, and worth
+    // computing once: four integer divisions a tap), its weight per plane
+    let mut taps = Vec::with_capacity(g.kh * g.kw);
+    for ky in 0..g.kh {
+        let ry = ky * g.dh;
+        for kx in 0..g.kw {
+            let rx = kx * g.dw;
+            let q = (ry % g.sh) * g.sw + rx % g.sw;
+            let off = (ry / g.sh) * g.wq + rx / g.sw;
+            taps.push((q * phase + off, 0f32));
+        }
+    }
+    let mut padded = Vec::new();
     for (j, o) in out.chunks_exact_mut(plane_out).enumerate() {
         let idx = first + j;
         let (ni, oc) = (idx / d.m, idx % d.m);
         let input = ni * d.c + oc / mult;
         if input != last_input {
-            g.split(&x[input * plane_in..][..plane_in], &mut phases);
+            g.split(&x[input * plane_in..][..plane_in], &mut phases, &mut padded);
             last_input = input;
         }
         let wp = &w[oc * g.kh * g.kw..][..g.kh * g.kw];
-        wide.fill(bias.map_or(0.0, |b| b[oc]));
-        for ky in 0..g.kh {
-            let ry = ky * g.dh;
-            for kx in 0..g.kw {
-                let rx = kx * g.dw;
-                let q = (ry % g.sh) * g.sw + rx % g.sw;
-                let off = (ry / g.sh) * g.wq + rx / g.sw;
-                let src = &phases[q * phase + off..][..wide_len];
-                axpy::<FMA>(&mut wide, wp[ky * g.kw + kx], src);
-            }
+        for (t, &wv) in taps.iter_mut().zip(wp) {
+            t.1 = wv;
         }
+        taps_sum::<FMA>(&mut wide, bias.map_or(0.0, |b| b[oc]), &taps, &phases);
         for (orow, wrow) in o.chunks_exact_mut(g.ow).zip(wide.chunks_exact(g.wq)) {
             orow.copy_from_slice(&wrow[..g.ow]);
         }
@@ -339,6 +376,9 @@ mod tests {
             (1, 2, 3, 5, 6, 3, 3, 1, 0, 2),
             (1, 2, 1, 4, 4, 5, 1, 1, 0, 4),
             (1, 8, 1, 12, 13, 3, 2, 1, 0, 1),
+            (1, 2, 1, 11, 13, 3, 4, 1, 1, 1),
+            (1, 2, 1, 12, 17, 5, 5, 1, 3, 2),
+            (1, 3, 1, 6, 30, 3, 2, 1, 7, 0),
         ];
         for (n, c, mult, h, wd, k, s, dl, pb, pe) in cases {
             let m = c * mult;
