@@ -74,35 +74,40 @@ impl Geometry {
         self.hq * self.wq
     }
 
-    /// Writes the `sh * sw` phases of input plane `xp` (zeros where the
-    /// padded input is padding or past the image). Each row of the padded
-    /// input is first written whole into `padded`, then dealt out to the
-    /// `sw` phases by copies of constant stride, which vectorise.
+    /// Writes the `sh * sw` phases of input plane `xp`. The zeros (where
+    /// the padded input is padding or past the image) lie where they lie
+    /// for every plane of the convolution: `phases` and `padded` come
+    /// zeroed, and only the image's part is written, so they stay.
+    /// For a stride above one, each row of the padded input is first
+    /// written into `padded`, then dealt out to the `sw` phases by copies of
+    /// constant stride, which vectorise.
     #[inline(always)]
     fn split(&self, xp: &[f32], phases: &mut [f32], padded: &mut Vec<f32>) {
         let plane = self.phase_len();
         // the padded columns the phases read, and one phase row's spare
         let span = self.sw * self.wq;
-        padded.resize(span + self.sw, 0.0);
+        if padded.len() != span + self.sw {
+            padded.clear();
+            padded.resize(span + self.sw, 0.0);
+        }
+        // input column ix is padded column ix + pw
+        let (lo, hi) = (self.pw.min(span), (self.pw + self.w).min(span));
         for py in 0..self.sh {
             for r in 0..self.hq {
                 let iy = (self.sh * r + py) as isize - self.ph as isize;
-                let rows = (0..self.sw).map(|px| (py * self.sw + px) * plane + r * self.wq);
                 if iy < 0 || iy >= self.h as isize {
-                    for at in rows {
-                        phases[at..at + self.wq].fill(0.0);
-                    }
                     continue;
                 }
-                let src = &xp[iy as usize * self.w..][..self.w];
-                // input column ix is padded column ix + pw
-                padded.fill(0.0);
-                let (lo, hi) = (self.pw.min(span), (self.pw + self.w).min(span));
-                padded[lo..hi].copy_from_slice(&src[..hi - lo]);
-                for (px, at) in rows.enumerate() {
-                    let row = &mut phases[at..at + self.wq];
+                let src = &xp[iy as usize * self.w..][..hi - lo];
+                let at = |px: usize| (py * self.sw + px) * plane + r * self.wq;
+                if self.sw == 1 {
+                    phases[at(0) + lo..at(0) + hi].copy_from_slice(src);
+                    continue;
+                }
+                padded[lo..hi].copy_from_slice(src);
+                for px in 0..self.sw {
+                    let row = &mut phases[at(px)..at(px) + self.wq];
                     match self.sw {
-                        1 => row.copy_from_slice(&padded[..self.wq]),
                         2 => every::<2>(row, &padded[px..]),
                         3 => every::<3>(row, &padded[px..]),
                         4 => every::<4>(row, &padded[px..]),
@@ -115,6 +120,16 @@ impl Geometry {
                 }
             }
         }
+    }
+}
+
+/// `a + w * x`, fused when the CPU has FMA.
+#[inline(always)]
+fn mul_add<const FMA: bool>(x: f32, w: f32, a: f32) -> f32 {
+    if FMA {
+        x.mul_add(w, a)
+    } else {
+        a + w * x
     }
 }
 
@@ -157,11 +172,7 @@ fn sum_blocks<const FMA: bool, const B: usize>(
         for &(base, wv) in taps {
             let src: &[f32; B] = phases[base + i..][..B].try_into().expect("B floats");
             for k in 0..B {
-                acc[k] = if FMA {
-                    src[k].mul_add(wv, acc[k])
-                } else {
-                    acc[k] + wv * src[k]
-                };
+                acc[k] = mul_add::<FMA>(src[k], wv, acc[k]);
             }
         }
         block.copy_from_slice(&acc);
