@@ -15,6 +15,7 @@
 
 use super::conv_epilogue::Epilogue;
 use super::conv_f32::ConvDims;
+use super::sliding_window::copy_strided;
 
 /// Output planes per parallel task when the pool has more than one thread.
 const PLANES_PER_TASK: usize = 4;
@@ -79,8 +80,7 @@ impl Geometry {
     /// for every plane of the convolution: `phases` and `padded` come
     /// zeroed, and only the image's part is written, so they stay.
     /// For a stride above one, each row of the padded input is first
-    /// written into `padded`, then dealt out to the `sw` phases by copies of
-    /// constant stride, which vectorise.
+    /// written into `padded`, then dealt out to the `sw` phases.
     #[inline(always)]
     fn split(&self, xp: &[f32], phases: &mut [f32], padded: &mut Vec<f32>) {
         let plane = self.phase_len();
@@ -107,16 +107,7 @@ impl Geometry {
                 padded[lo..hi].copy_from_slice(src);
                 for px in 0..self.sw {
                     let row = &mut phases[at(px)..at(px) + self.wq];
-                    match self.sw {
-                        2 => every::<2>(row, &padded[px..]),
-                        3 => every::<3>(row, &padded[px..]),
-                        4 => every::<4>(row, &padded[px..]),
-                        _ => {
-                            for (v, c) in row.iter_mut().zip(padded[px..].chunks(self.sw)) {
-                                *v = c[0];
-                            }
-                        }
-                    }
+                    copy_strided(row, &padded[px..], self.sw);
                 }
             }
         }
@@ -130,14 +121,6 @@ fn mul_add<const FMA: bool>(x: f32, w: f32, a: f32) -> f32 {
         x.mul_add(w, a)
     } else {
         a + w * x
-    }
-}
-
-/// `row[c] = from[S * c]`: a stride LLVM knows, so the copy vectorises.
-#[inline(always)]
-fn every<const S: usize>(row: &mut [f32], from: &[f32]) {
-    for (v, c) in row.iter_mut().zip(from.chunks_exact(S)) {
-        *v = c[0];
     }
 }
 

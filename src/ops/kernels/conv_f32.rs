@@ -114,7 +114,7 @@ pub fn conv_on(
 #[cfg(target_arch = "x86_64")]
 mod blocked {
     use super::{ConvDims, Epilogue, Isa};
-    use crate::ops::kernels::sliding_window::next_index;
+    use crate::ops::kernels::sliding_window::{copy_strided, next_index};
     use rayon::prelude::*;
     use std::arch::x86_64::*;
 
@@ -528,13 +528,7 @@ mod blocked {
                 if t_lo < t_hi {
                     let base = off + (((r.ol + t_lo) * s) as isize + k) as usize;
                     let mid = &mut seg[t_lo..t_hi];
-                    if s == 1 {
-                        mid.copy_from_slice(&xp[base..base + mid.len()]);
-                    } else {
-                        for (v, &xv) in mid.iter_mut().zip(xp[base..].iter().step_by(s)) {
-                            *v = xv;
-                        }
-                    }
+                    copy_strided(mid, &xp[base..], s);
                 }
             }
         }
