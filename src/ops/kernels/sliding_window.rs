@@ -153,6 +153,46 @@ pub fn next_index(idx: &mut [usize], dims: &[usize]) -> bool {
     false
 }
 
+/// `dst[i] = src[i * stride]` for every `i` of `dst`: the input a strided
+/// window reads along one axis (`src` holds at least
+/// `(dst.len() - 1) * stride + 1` values).
+#[inline(always)]
+pub fn copy_strided(dst: &mut [f32], src: &[f32], stride: usize) {
+    zip_strided(dst, src, stride, |d, v| *d = v);
+}
+
+/// `f(&mut dst[i], src[i * stride])` for every `i` of `dst` (`src` as for
+/// [`copy_strided`]). Strides 1 to 4 are loops of a stride LLVM knows,
+/// which vectorise (`step_by`'s loop did not, and took three quarters of a
+/// stride-2 depthwise convolution).
+#[inline(always)]
+pub fn zip_strided(dst: &mut [f32], src: &[f32], stride: usize, f: impl Fn(&mut f32, f32)) {
+    let Some((last, head)) = dst.split_last_mut() else {
+        return;
+    };
+    match stride {
+        0 | 1 => every::<1>(head, src, &f),
+        2 => every::<2>(head, src, &f),
+        3 => every::<3>(head, src, &f),
+        4 => every::<4>(head, src, &f),
+        s => {
+            for (d, c) in head.iter_mut().zip(src.chunks(s)) {
+                f(d, c[0]);
+            }
+        }
+    }
+    f(last, src[head.len() * stride.max(1)]);
+}
+
+/// `f(&mut dst[i], src[S * i])` (`src` holds at least `S * dst.len()`
+/// values).
+#[inline(always)]
+fn every<const S: usize>(dst: &mut [f32], src: &[f32], f: &impl Fn(&mut f32, f32)) {
+    for (d, c) in dst.iter_mut().zip(src.chunks_exact(S)) {
+        f(d, c[0]);
+    }
+}
+
 /// Window attributes for tests.
 #[cfg(test)]
 pub(crate) mod tests_support {
@@ -223,37 +263,5 @@ mod tests {
         assert!(wa(&[9], &[1], None, "NOTSET", false)
             .resolve(&[4], None)
             .is_err());
-    }
-}
-
-/// `dst[i] = src[i * stride]` for every `i` of `dst`: the input a strided
-/// window reads along one axis (`src` holds at least
-/// `(dst.len() - 1) * stride + 1` values). Strides 1 to 4 are copies of a
-/// stride LLVM knows, which vectorise (`step_by`'s loop did not, and took
-/// three quarters of a stride-2 depthwise convolution).
-#[inline(always)]
-pub fn copy_strided(dst: &mut [f32], src: &[f32], stride: usize) {
-    let Some((last, head)) = dst.split_last_mut() else {
-        return;
-    };
-    match stride {
-        0 | 1 => head.copy_from_slice(&src[..head.len()]),
-        2 => every::<2>(head, src),
-        3 => every::<3>(head, src),
-        4 => every::<4>(head, src),
-        s => {
-            for (v, c) in head.iter_mut().zip(src.chunks(s)) {
-                *v = c[0];
-            }
-        }
-    }
-    *last = src[head.len() * stride.max(1)];
-}
-
-/// `dst[i] = src[S * i]` (`src` holds at least `S * dst.len()` values).
-#[inline(always)]
-fn every<const S: usize>(dst: &mut [f32], src: &[f32]) {
-    for (v, c) in dst.iter_mut().zip(src.chunks_exact(S)) {
-        *v = c[0];
     }
 }
