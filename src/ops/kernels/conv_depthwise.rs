@@ -75,21 +75,40 @@ impl Geometry {
         self.hq * self.wq
     }
 
+    /// Length of the scratch row [`split`](Self::split) needs: the padded
+    /// columns the phases read, and one phase row's spare.
+    fn padded_len(&self) -> usize {
+        self.sw * self.wq + self.sw
+    }
+
+    /// Each tap's offset in the phases, in kernel order, with a weight
+    /// slot (the offsets are the same for every plane: four integer
+    /// divisions a tap, worth doing once).
+    fn taps(&self) -> Vec<(usize, f32)> {
+        let mut taps = Vec::with_capacity(self.kh * self.kw);
+        for ky in 0..self.kh {
+            let ry = ky * self.dh;
+            for kx in 0..self.kw {
+                let rx = kx * self.dw;
+                let q = (ry % self.sh) * self.sw + rx % self.sw;
+                let off = (ry / self.sh) * self.wq + rx / self.sw;
+                taps.push((q * self.phase_len() + off, 0f32));
+            }
+        }
+        taps
+    }
+
     /// Writes the `sh * sw` phases of input plane `xp`. The zeros (where
     /// the padded input is padding or past the image) lie where they lie
-    /// for every plane of the convolution: `phases` and `padded` come
-    /// zeroed, and only the image's part is written, so they stay.
-    /// For a stride above one, each row of the padded input is first
-    /// written into `padded`, then dealt out to the `sw` phases.
+    /// for every plane of the convolution: `phases` and `padded` (of
+    /// [`padded_len`](Self::padded_len)) come zeroed, and only the image's
+    /// part is written, so they stay. For a stride above one, each row of
+    /// the padded input is first written into `padded`, then dealt out to
+    /// the `sw` phases.
     #[inline(always)]
-    fn split(&self, xp: &[f32], phases: &mut [f32], padded: &mut Vec<f32>) {
+    fn split(&self, xp: &[f32], phases: &mut [f32], padded: &mut [f32]) {
         let plane = self.phase_len();
-        // the padded columns the phases read, and one phase row's spare
         let span = self.sw * self.wq;
-        if padded.len() != span + self.sw {
-            padded.clear();
-            padded.resize(span + self.sw, 0.0);
-        }
         // input column ix is padded column ix + pw
         let (lo, hi) = (self.pw.min(span), (self.pw + self.w).min(span));
         for py in 0..self.sh {
@@ -185,19 +204,8 @@ fn planes<const FMA: bool>(
     let mut phases = vec![0f32; g.sh * g.sw * phase + SLACK];
     let mut wide = vec![0f32; (g.oh * g.wq).next_multiple_of(SLACK)];
     let mut last_input = usize::MAX;
-    // each tap's offset in the phases (the same for every plane, and worth
-    // computing once: four integer divisions a tap), its weight per plane
-    let mut taps = Vec::with_capacity(g.kh * g.kw);
-    for ky in 0..g.kh {
-        let ry = ky * g.dh;
-        for kx in 0..g.kw {
-            let rx = kx * g.dw;
-            let q = (ry % g.sh) * g.sw + rx % g.sw;
-            let off = (ry / g.sh) * g.wq + rx / g.sw;
-            taps.push((q * phase + off, 0f32));
-        }
-    }
-    let mut padded = Vec::new();
+    let mut taps = g.taps();
+    let mut padded = vec![0f32; g.padded_len()];
     for (j, o) in out.chunks_exact_mut(plane_out).enumerate() {
         let idx = first + j;
         let (ni, oc) = (idx / d.m, idx % d.m);

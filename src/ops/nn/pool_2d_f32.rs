@@ -2,7 +2,7 @@
 //! dilation. One plane per task (rayon), no per-element index arithmetic
 //! beyond the window bounds. The general N-D path lives in `nn.rs`.
 
-use crate::ops::kernels::sliding_window::{copy_strided, zip_strided};
+use crate::ops::kernels::sliding_window::zip_strided;
 use rayon::prelude::*;
 
 /// The geometry of a 2-D pooling window.
@@ -95,12 +95,9 @@ fn max_plane(xp: &[f32], yp: &mut [f32], g: &Pool2d) {
             let first = (lo * sw) as isize - pl;
             for j in 0..kw as usize {
                 let start = first as usize + j;
-                let src = &cols[start..];
-                if j == 0 {
-                    copy_strided(&mut yrow[lo..hi], src, sw);
-                } else {
-                    zip_strided(&mut yrow[lo..hi], src, sw, |out, v| *out = max_nan(*out, v));
-                }
+                zip_strided(&mut yrow[lo..hi], &cols[start..], sw, |out, v| {
+                    *out = if j == 0 { v } else { max_nan(*out, v) }
+                });
             }
         }
         // windows that the row's ends clip
