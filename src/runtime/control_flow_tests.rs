@@ -245,6 +245,41 @@ g (int64 trip, bool cond, float[2,2] acc0, float[2,3] w0, float[3,2] bias) => (f
     }
 
     #[test]
+    fn a_carried_value_passed_on_through_no_op_steps_is_invariant() {
+        // Paddle2ONNX's form: w_out = Squeeze(Add(Unsqueeze(w, [0]), 0), [0])
+        let text = MODEL
+            .replace(
+                "(bool c_out, float[2,2] acc_out, float[2,3] w, float[3,2] wt2)",
+                "(bool c_out, float[2,2] acc_out, float[2,3] w_out, float[3,2] wt2)",
+            )
+            .replace(
+                "c_out = Identity(c)",
+                "c_out = Identity(c)
+      ax = Constant <value = int64[1] {0}> ()
+      zero = Constant <value = float[1] {0}> ()
+      wu = Unsqueeze(w, ax)
+      wz = Add(wu, zero)
+      w_out = Squeeze(wz, ax)",
+            );
+        let model = crate::text::parse_model(&text).unwrap();
+        let plan = Plan::new(&model).unwrap();
+        let quiet = RunOptions {
+            events: false,
+            release: true,
+            ..RunOptions::default()
+        };
+        let before = crate::ops::control::loop_op::hoisted_steps();
+        let fast = plan.run(inputs(), &quiet).unwrap();
+        // the four invariant steps and the five of the no-op chain
+        assert_eq!(crate::ops::control::loop_op::hoisted_steps(), before + 9);
+        let observed = plan.run(inputs(), &RunOptions::default()).unwrap();
+        for ((n1, v1), (n2, v2)) in observed.outputs.iter().zip(&fast.outputs) {
+            assert_eq!(n1, n2);
+            assert_eq!(v1, v2, "output '{n1}' differs with hoisting");
+        }
+    }
+
+    #[test]
     fn a_carried_value_the_body_changes_is_not_invariant() {
         // the same body but w is replaced by its negation each iteration
         let text = MODEL

@@ -6,6 +6,7 @@
 //! the other threads than it saves (SLANet's 501 steps of ~0.3 ms each).
 
 use super::body_values::{as_tensor, bool_scalar, empty_stack, insert_dim, merge_opt, scalar};
+use super::pass_through::passes_through;
 use crate::bail;
 use crate::expr::Expr;
 use crate::ops::kernel::{opt_tensor_in, Kernel, KernelError, NodeInfo};
@@ -82,13 +83,13 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
     }
     let n_scan = g.output.len() - 1 - n_carried;
     // Carried values the body passes through unchanged (its output k is its
-    // input k, as Paddle2ONNX passes weights) stay fixed for the whole loop:
-    // body steps reading only them, enclosing scopes and constants are
-    // computed once before the first iteration.
+    // input k, or a no-op chain of it: see `pass_through`) stay fixed for
+    // the whole loop: body steps reading only them, enclosing scopes and
+    // constants are computed once before the first iteration.
     let invariant: Vec<usize> = (0..n_carried)
-        .filter(|&k| {
-            let name = g.input.get(2 + k).map(|v| v.name());
-            name.is_some_and(|n| !n.is_empty()) && name == g.output.get(1 + k).map(|v| v.name())
+        .filter(|&k| match (g.input.get(2 + k), g.output.get(1 + k)) {
+            (Some(i), Some(o)) => passes_through(g, o.name(), i.name()),
+            _ => false,
         })
         .collect();
     let invariant_names: Vec<String> = invariant
