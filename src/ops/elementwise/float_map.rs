@@ -15,9 +15,11 @@ const MAP_CHUNK: usize = 1 << 15;
 
 /// `f` of every element of a contiguous f32 buffer, in one inlined loop;
 /// large buffers are split over the rayon pool.
-pub fn map_f32_slice(src: &[f32], f: impl Fn(f32) -> f32 + Sync) -> Vec<f32> {
+/// `f` is taken by reference and called as itself (not through the `&F`
+/// forwarding impl, which the compiler may leave as a call per element).
+pub fn map_f32_slice<F: Fn(f32) -> f32 + Sync>(src: &[f32], f: &F) -> Vec<f32> {
     let mut out = vec![0f32; src.len()];
-    let run = |o: &mut [f32], s: &[f32]| map_best(o, s, &f);
+    let run = |o: &mut [f32], s: &[f32]| map_best(o, s, f);
     if src.len() >= 2 * MAP_CHUNK && crate::ops::kernels::threads::current() > 1 {
         use rayon::prelude::*;
         out.par_chunks_mut(MAP_CHUNK)
@@ -81,7 +83,7 @@ pub fn map_float<F: Fn(f64) -> f64 + Sync>(
     Ok(match x {
         Tensor::F32(a) => match a.as_slice() {
             Some(src) => {
-                let out = map_f32_slice(src, |v| f(v as f64) as f32);
+                let out = map_f32_slice(src, &|v| f(v as f64) as f32);
                 Tensor::F32(ArrayD::from_shape_vec(a.raw_dim(), out)?)
             }
             None => Tensor::F32(a.mapv(|v| f(v as f64) as f32)),

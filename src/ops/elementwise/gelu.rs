@@ -19,7 +19,7 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
             let x = tensor_in(ins, 0)?;
             if let Tensor::F32(a) = x {
                 if let Some(src) = a.as_slice() {
-                    let out = map_f32_slice(src, exp_f32::gelu);
+                    let out = map_f32_slice(src, &exp_f32::gelu);
                     let y = ArrayD::from_shape_vec(a.raw_dim(), out)?;
                     return Ok(vec![Value::Tensor(Tensor::F32(y))]);
                 }

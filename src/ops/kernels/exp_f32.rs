@@ -40,8 +40,11 @@ pub fn exp(x: f32) -> f32 {
     let p = p * r + 0.5;
     let p = p * r + 1.0;
     let p = p * r + 1.0;
-    // 2^n as 2^n1 * 2^n2, each a normal float32 for n in [-150, 128]
-    let ni = n as i32;
+    // 2^n as 2^n1 * 2^n2, each a normal float32 for n in [-150, 128]; n's
+    // integer read from the low bits of n + 1.5 * 2^23 (exact, as |n| is
+    // far below 2^22): `n as i32` saturates and maps NaN to 0, which
+    // compiles to scalar code per lane and stops vectorisation
+    let ni = ((n + ROUNDER).to_bits() as i32).wrapping_sub(ROUNDER.to_bits() as i32);
     let n1 = ni >> 1;
     let n2 = ni - n1;
     let s1 = f32::from_bits(((n1 + 127) as u32) << 23);
