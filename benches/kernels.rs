@@ -145,6 +145,7 @@ fn kernels(c: &mut Criterion) {
     let quiet = RunOptions {
         events: false,
         release: true,
+        hold_outputs: false,
         ..RunOptions::default()
     };
     for case in CASES {

@@ -172,6 +172,7 @@ fn run_case_inner(dir: &Path, tol: &Tolerance) -> Result<Outcome, String> {
             events: false,
             release: true,
             max_values: 0,
+            hold_outputs: false,
             ..Default::default()
         };
         // a random case keeps its inputs for the checks of its draws

@@ -99,6 +99,11 @@ pub struct RunOptions {
     pub on_value: Option<ValueObserver>,
     /// The debugger's hook (breakpoints, stepping, watches); `None` costs nothing.
     pub debug: Option<Arc<dyn super::debug::Hook>>,
+    /// Keep the graph outputs in [`RunResult::held`] too (a copy of each);
+    /// off, they are moved into [`RunResult::outputs`] only (`bench`, the
+    /// conformance runner: a copy of a large output is time the run did
+    /// not need).
+    pub hold_outputs: bool,
 }
 
 impl fmt::Debug for RunOptions {
@@ -109,6 +114,7 @@ impl fmt::Debug for RunOptions {
             .field("max_values", &self.max_values)
             .field("on_value", &self.on_value.as_ref().map(|_| "observer"))
             .field("debug", &self.debug.as_ref().map(|_| "hook"))
+            .field("hold_outputs", &self.hold_outputs)
             .finish()
     }
 }
@@ -121,6 +127,7 @@ impl Default for RunOptions {
             max_values: 8,
             on_value: None,
             debug: None,
+            hold_outputs: true,
         }
     }
 }
@@ -1075,8 +1082,9 @@ impl Plan {
         for (oi, name) in self.outputs.iter().enumerate() {
             // a subgraph's scope ends here: move its outputs out (a name
             // listed twice is copied for all but its last use); the main
-            // graph keeps its values for `held`
-            if depth > 0 && !self.outputs[oi + 1..].contains(name) {
+            // graph keeps its values for `held` unless told not to
+            let moved = depth > 0 || !opts.hold_outputs;
+            if moved && !self.outputs[oi + 1..].contains(name) {
                 if let Some(v) = values.remove(name) {
                     outs.push((name.clone(), v));
                     continue;

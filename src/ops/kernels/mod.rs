@@ -17,6 +17,7 @@ pub mod rows_f32;
 pub mod scalar_math;
 pub mod sliding_window;
 pub mod threads;
+pub mod vector_unit;
 
 use super::kernel::KernelError;
 use crate::tensor::Elem;
@@ -89,6 +90,11 @@ pub fn zip2<A: Clone, B: Clone, O>(
         return Ok(ArrayD::from_shape_vec(IxDyn(&shape), v)?);
     }
     let shape = broadcast_shapes(a.shape(), b.shape())?;
+    if let (Some(sa), Some(sb)) = (a.as_slice(), b.as_slice()) {
+        if let Some(v) = zip2_runs(sa, a.shape(), sb, b.shape(), &shape, &f) {
+            return Ok(ArrayD::from_shape_vec(IxDyn(&shape), v)?);
+        }
+    }
     let av = a
         .broadcast(IxDyn(&shape))
         .ok_or_else(|| KernelError::new("broadcast failed"))?;
@@ -98,6 +104,92 @@ pub fn zip2<A: Clone, B: Clone, O>(
     Ok(Zip::from(&av)
         .and(&bv)
         .map_collect(|x, y| f(x.clone(), y.clone())))
+}
+
+/// Shortest innermost run for which [`zip2_runs`] beats ndarray's `Zip`.
+const MIN_RUN: usize = 16;
+
+/// The broadcast `f(a, b)` of two row-major operands as runs along the
+/// output's innermost axes: the axes where both operands are contiguous
+/// (or both broadcast) are merged, so that each run reads a slice or
+/// repeats one element of each operand, a loop the compiler vectorises
+/// (`x + bias` per channel: runs of one channel's plane with the bias as a
+/// scalar). `None` when the innermost run is shorter than [`MIN_RUN`].
+fn zip2_runs<A: Clone, B: Clone, O>(
+    a: &[A],
+    a_shape: &[usize],
+    b: &[B],
+    b_shape: &[usize],
+    out: &[usize],
+    f: &impl Fn(A, B) -> O,
+) -> Option<Vec<O>> {
+    // each operand's strides over the output's axes (0 where it broadcasts)
+    let strides = |shape: &[usize]| {
+        let pad = out.len() - shape.len();
+        let mut st = vec![0usize; out.len()];
+        let mut step = 1;
+        for (i, &d) in shape.iter().enumerate().rev() {
+            st[pad + i] = if d == 1 { 0 } else { step };
+            step *= d;
+        }
+        st
+    };
+    let (sa, sb) = (strides(a_shape), strides(b_shape));
+    // (length, stride in a, stride in b), innermost first, merged
+    let mut dims: Vec<(usize, usize, usize)> = Vec::with_capacity(out.len());
+    for i in (0..out.len()).rev() {
+        if out[i] == 1 {
+            continue;
+        }
+        match dims.last_mut() {
+            Some((n, ia, ib)) if sa[i] == *ia * *n && sb[i] == *ib * *n => *n *= out[i],
+            _ => dims.push((out[i], sa[i], sb[i])),
+        }
+    }
+    let total: usize = out.iter().product();
+    let (run, ia, ib) = dims.first().copied().unwrap_or((1, 0, 0));
+    if run < MIN_RUN || total == 0 {
+        return None;
+    }
+    let outer = &dims[1..];
+    let mut v = Vec::with_capacity(total);
+    let mut index = vec![0usize; outer.len()];
+    let (mut oa, mut ob) = (0usize, 0usize);
+    for _ in 0..total / run {
+        match (ia, ib) {
+            (1, 1) => v.extend(
+                a[oa..oa + run]
+                    .iter()
+                    .zip(&b[ob..ob + run])
+                    .map(|(x, y)| f(x.clone(), y.clone())),
+            ),
+            (1, _) => {
+                let y = &b[ob];
+                v.extend(a[oa..oa + run].iter().map(|x| f(x.clone(), y.clone())));
+            }
+            (_, 1) => {
+                let x = &a[oa];
+                v.extend(b[ob..ob + run].iter().map(|y| f(x.clone(), y.clone())));
+            }
+            _ => {
+                let (x, y) = (&a[oa], &b[ob]);
+                v.extend((0..run).map(|_| f(x.clone(), y.clone())));
+            }
+        }
+        // the next run: the outer index advanced like an odometer
+        for (k, &(n, da, db)) in outer.iter().enumerate() {
+            index[k] += 1;
+            oa += da;
+            ob += db;
+            if index[k] < n {
+                break;
+            }
+            index[k] = 0;
+            oa -= da * n;
+            ob -= db * n;
+        }
+    }
+    Some(v)
 }
 
 /// Applies `f` elementwise over three broadcast arrays.
@@ -155,6 +247,43 @@ pub fn checked_size(dims: &[usize]) -> Result<usize, KernelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn broadcast_runs_match_ndarray_for_every_pattern() {
+        // per channel, bias row, column, scalar-like, both sides broadcast,
+        // runs too short for the fast path, size-1 and empty axes
+        let cases: &[(&[usize], &[usize])] = &[
+            (&[1, 64, 7, 9], &[1, 64, 1, 1]),
+            (&[2, 5, 32], &[32]),
+            (&[3, 1, 40], &[1, 4, 40]),
+            (&[40, 1], &[1, 40]),
+            (&[6, 1, 1, 17], &[6, 3, 2, 1]),
+            (&[1, 20], &[20, 20]),
+            (&[2, 3, 4], &[3, 1]),
+            (&[5, 0, 20], &[20]),
+            (&[1, 1, 33], &[2, 1, 1]),
+        ];
+        for (sa, sb) in cases {
+            let fill = |shape: &[usize], k: f32| {
+                let n: usize = shape.iter().product();
+                ArrayD::from_shape_vec(IxDyn(shape), (0..n).map(|i| i as f32 * k - 3.0).collect())
+                    .unwrap()
+            };
+            let (a, b) = (fill(sa, 0.5), fill(sb, -1.25));
+            let got = zip2(&a, &b, |x, y| x * 3.0 + y).unwrap();
+            let shape = broadcast_shapes(sa, sb).unwrap();
+            let want = Zip::from(&a.broadcast(IxDyn(&shape)).unwrap())
+                .and(&b.broadcast(IxDyn(&shape)).unwrap())
+                .map_collect(|&x, &y| x * 3.0 + y);
+            assert_eq!(got, want, "{sa:?} with {sb:?}");
+            // the other operand order too
+            let got = zip2(&b, &a, |x, y| x - y).unwrap();
+            let want = Zip::from(&b.broadcast(IxDyn(&shape)).unwrap())
+                .and(&a.broadcast(IxDyn(&shape)).unwrap())
+                .map_collect(|&x, &y| x - y);
+            assert_eq!(got, want, "{sb:?} with {sa:?}");
+        }
+    }
 
     #[test]
     fn zip2_takes_column_major_arrays_with_a_scalar_of_lower_rank() {

@@ -7,6 +7,7 @@
 //! agree with the f64 paths of `nn.rs` to float32 rounding; the elementwise
 //! work (exp, scale, shift) stays in f32 and needs no f64 copy of the input.
 
+use super::vector_unit::widest_fn;
 use rayon::prelude::*;
 
 /// Rows handled per rayon task: enough elements that a task outweighs its
@@ -38,7 +39,13 @@ where
 /// contiguous tensor whose softmax axis is the last one (inner size 1).
 pub fn softmax_rows(x: &[f32], len: usize, log: bool) -> Vec<f32> {
     let mut y = vec![0f32; x.len()];
-    for_row_chunks(x, &mut y, len, |xs, ys, _| {
+    for_row_chunks(x, &mut y, len, |xs, ys, _| softmax_chunk(xs, ys, len, log));
+    y
+}
+
+widest_fn! {
+    /// [`softmax_rows`] of whole rows `xs` into `ys`.
+    fn softmax_chunk(xs: &[f32], ys: &mut [f32], len: usize, log: bool) {
         for (row, out) in xs.chunks_exact(len).zip(ys.chunks_exact_mut(len)) {
             let m = row_max(row);
             for (o, &v) in out.iter_mut().zip(row) {
@@ -55,8 +62,7 @@ pub fn softmax_rows(x: &[f32], len: usize, log: bool) -> Vec<f32> {
                 out.iter_mut().for_each(|o| *o *= inv);
             }
         }
-    });
-    y
+    }
 }
 
 /// Lanes of the partial maxima and sums: independent accumulators the
@@ -65,6 +71,7 @@ const LANES: usize = 16;
 
 /// The largest element of a row (NaN if any is NaN, as a sequential fold
 /// with `f32::max` would not guarantee).
+#[inline(always)]
 fn row_max(row: &[f32]) -> f32 {
     let mut acc = [f32::NEG_INFINITY; LANES];
     let mut chunks = row.chunks_exact(LANES);
@@ -95,6 +102,7 @@ fn row_max(row: &[f32]) -> f32 {
 
 /// The sum of a row of non-negative terms: float32 partial sums in
 /// [`LANES`] lanes, added in f64 (each lane sums len/16 terms).
+#[inline(always)]
 fn row_sum(row: &[f32]) -> f64 {
     let mut acc = [0f32; LANES];
     let mut chunks = row.chunks_exact(LANES);
@@ -106,6 +114,67 @@ fn row_sum(row: &[f32]) -> f64 {
     let tail: f64 = chunks.remainder().iter().map(|&v| v as f64).sum();
     acc.iter().map(|&a| a as f64).sum::<f64>() + tail
 }
+
+/// The sum of `f(v)` over a row, in f64 with [`F64_LANES`] independent
+/// partial sums (a single running sum waits on each addition's latency).
+#[inline(always)]
+fn lane_sum_f64(row: &[f32], f: impl Fn(f64) -> f64) -> f64 {
+    let mut acc = [0f64; F64_LANES];
+    let mut chunks = row.chunks_exact(F64_LANES);
+    for c in &mut chunks {
+        for (a, &v) in acc.iter_mut().zip(c) {
+            *a += f(v as f64);
+        }
+    }
+    let tail: f64 = chunks.remainder().iter().map(|&v| f(v as f64)).sum();
+    acc.iter().sum::<f64>() + tail
+}
+
+widest_fn! {
+    /// Each row's mean and inverse standard deviation (f64 sums).
+    fn row_stats(xs: &[f32], len: usize, eps: f64, stats: &mut [(f64, f64)]) {
+        let n = len as f64;
+        for (s, row) in stats.iter_mut().zip(xs.chunks_exact(len)) {
+            let mean = lane_sum_f64(row, |v| v) / n;
+            let var = lane_sum_f64(row, |v| {
+                let d = v - mean;
+                d * d
+            }) / n;
+            *s = (mean, 1.0 / (var + eps).sqrt());
+        }
+    }
+}
+
+widest_fn! {
+    /// `(x - mean) * inv * scale + bias` of whole rows `xs` into `ys`.
+    fn normalise_chunk(
+        xs: &[f32],
+        ys: &mut [f32],
+        len: usize,
+        stats: &[(f64, f64)],
+        scale: &[f32],
+        bias: Option<&[f32]>,
+    ) {
+        for ((row, out), &(mean, inv)) in xs.chunks_exact(len).zip(ys.chunks_exact_mut(len)).zip(stats) {
+            let (mean, inv) = (mean as f32, inv as f32);
+            match bias {
+                Some(b) => {
+                    for (((o, &v), &s), &b) in out.iter_mut().zip(row).zip(scale).zip(b) {
+                        *o = (v - mean) * inv * s + b;
+                    }
+                }
+                None => {
+                    for ((o, &v), &s) in out.iter_mut().zip(row).zip(scale) {
+                        *o = (v - mean) * inv * s;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Partial sums of [`lane_sum_f64`]: two AVX2 registers of f64.
+const F64_LANES: usize = 8;
 
 /// LayerNormalization of every row of length `len`:
 /// `(x - mean) / sqrt(var + eps) * scale + bias`, with `scale` and `bias`
@@ -123,53 +192,21 @@ pub fn layer_norm_rows(
     let mut stats = vec![(0f64, 0f64); rows];
     // the per-row statistics are computed first (cheap), then the rows are
     // written in parallel from them
-    let stat = |row: &[f32]| {
-        let n = len as f64;
-        let mean = row.iter().map(|&v| v as f64).sum::<f64>() / n;
-        let var = row
-            .iter()
-            .map(|&v| {
-                let d = v as f64 - mean;
-                d * d
-            })
-            .sum::<f64>()
-            / n;
-        (mean, 1.0 / (var + eps).sqrt())
-    };
-    if len > 0 {
+    if let Some(rows_per_task) = TASK_ELEMENTS.checked_div(len) {
+        let rows_per_task = rows_per_task.max(1);
         if x.len() > TASK_ELEMENTS && crate::ops::kernels::threads::current() > 1 {
             stats
-                .par_iter_mut()
-                .zip(x.par_chunks_exact(len))
-                .for_each(|(s, row)| *s = stat(row));
+                .par_chunks_mut(rows_per_task)
+                .zip(x.par_chunks(rows_per_task * len))
+                .for_each(|(s, xs)| row_stats(xs, len, eps, s));
         } else {
-            for (s, row) in stats.iter_mut().zip(x.chunks_exact(len)) {
-                *s = stat(row);
-            }
+            row_stats(x, len, eps, &mut stats);
         }
     }
     let stats_ref = &stats;
     for_row_chunks(x, &mut y, len, |xs, ys, first| {
-        for (r, (row, out)) in xs
-            .chunks_exact(len)
-            .zip(ys.chunks_exact_mut(len))
-            .enumerate()
-        {
-            let (mean, inv) = stats_ref[first + r];
-            let (mean, inv) = (mean as f32, inv as f32);
-            match bias {
-                Some(b) => {
-                    for (((o, &v), &s), &b) in out.iter_mut().zip(row).zip(scale).zip(b) {
-                        *o = (v - mean) * inv * s + b;
-                    }
-                }
-                None => {
-                    for ((o, &v), &s) in out.iter_mut().zip(row).zip(scale) {
-                        *o = (v - mean) * inv * s;
-                    }
-                }
-            }
-        }
+        let stats = &stats_ref[first..first + xs.len() / len];
+        normalise_chunk(xs, ys, len, stats, scale, bias)
     });
     let (means, invs) = stats.into_iter().unzip();
     (y, means, invs)

@@ -36,6 +36,7 @@ pub(super) fn cmd_bench(s: &mut Session, a: &Args) -> R<Flow> {
         events: false,
         release: true,
         max_values: 0,
+        hold_outputs: false,
         ..Default::default()
     };
     let mut times = Vec::with_capacity(runs);
