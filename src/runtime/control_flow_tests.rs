@@ -187,6 +187,24 @@ g (int64 trip, bool cond, float[2,2] acc0, float[2,3] w0, float[3,2] bias) => (f
     }>
 }"#;
 
+    /// Options of an unobserved run, the only kind that hoists.
+    fn quiet() -> RunOptions {
+        RunOptions {
+            events: false,
+            release: true,
+            ..RunOptions::default()
+        }
+    }
+
+    /// The model with `from` replaced by `to` (a body variant), planned.
+    fn variant_plan(edits: &[(&str, &str)]) -> Plan {
+        let mut text = MODEL.to_string();
+        for (from, to) in edits {
+            text = text.replace(from, to);
+        }
+        Plan::new(&crate::text::parse_model(&text).unwrap()).unwrap()
+    }
+
     fn inputs() -> HashMap<String, Value> {
         let t = |shape: &[usize], v: Vec<f32>| Value::Tensor(Tensor::from_vec(shape, v).unwrap());
         HashMap::from([
@@ -222,11 +240,7 @@ g (int64 trip, bool cond, float[2,2] acc0, float[2,3] w0, float[3,2] bias) => (f
             "the event log reports each iteration's Transpose"
         );
         // without events: Constant, Transpose, Mul and Add(bias) once per run
-        let quiet = RunOptions {
-            events: false,
-            release: true,
-            ..RunOptions::default()
-        };
+        let quiet = quiet();
         let fast = plan.run(inputs(), &quiet).unwrap();
         assert_eq!(crate::ops::control::loop_op::hoisted_steps(), before + 4);
         assert_eq!(observed.outputs.len(), 3);
@@ -247,12 +261,12 @@ g (int64 trip, bool cond, float[2,2] acc0, float[2,3] w0, float[3,2] bias) => (f
     #[test]
     fn a_carried_value_passed_on_through_no_op_steps_is_invariant() {
         // Paddle2ONNX's form: w_out = Squeeze(Add(Unsqueeze(w, [0]), 0), [0])
-        let text = MODEL
-            .replace(
+        let plan = variant_plan(&[
+            (
                 "(bool c_out, float[2,2] acc_out, float[2,3] w, float[3,2] wt2)",
                 "(bool c_out, float[2,2] acc_out, float[2,3] w_out, float[3,2] wt2)",
-            )
-            .replace(
+            ),
+            (
                 "c_out = Identity(c)",
                 "c_out = Identity(c)
       ax = Constant <value = int64[1] {0}> ()
@@ -260,14 +274,9 @@ g (int64 trip, bool cond, float[2,2] acc0, float[2,3] w0, float[3,2] bias) => (f
       wu = Unsqueeze(w, ax)
       wz = Add(wu, zero)
       w_out = Squeeze(wz, ax)",
-            );
-        let model = crate::text::parse_model(&text).unwrap();
-        let plan = Plan::new(&model).unwrap();
-        let quiet = RunOptions {
-            events: false,
-            release: true,
-            ..RunOptions::default()
-        };
+            ),
+        ]);
+        let quiet = quiet();
         let before = crate::ops::control::loop_op::hoisted_steps();
         let fast = plan.run(inputs(), &quiet).unwrap();
         // the four invariant steps and the five of the no-op chain
@@ -282,22 +291,17 @@ g (int64 trip, bool cond, float[2,2] acc0, float[2,3] w0, float[3,2] bias) => (f
     #[test]
     fn a_carried_value_the_body_changes_is_not_invariant() {
         // the same body but w is replaced by its negation each iteration
-        let text = MODEL
-            .replace(
+        let plan = variant_plan(&[
+            (
                 "(bool c_out, float[2,2] acc_out, float[2,3] w, float[3,2] wt2)",
                 "(bool c_out, float[2,2] acc_out, float[2,3] w_next, float[3,2] wt2)",
-            )
-            .replace(
+            ),
+            (
                 "c_out = Identity(c)",
                 "c_out = Identity(c)\n      w_next = Neg(w)",
-            );
-        let model = crate::text::parse_model(&text).unwrap();
-        let plan = Plan::new(&model).unwrap();
-        let quiet = RunOptions {
-            events: false,
-            release: true,
-            ..RunOptions::default()
-        };
+            ),
+        ]);
+        let quiet = quiet();
         let before = crate::ops::control::loop_op::hoisted_steps();
         let fast = plan.run(inputs(), &quiet).unwrap();
         // only the Constant is hoisted
