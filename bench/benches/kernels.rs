@@ -3,8 +3,9 @@
 //! those of the real models' heaviest layers. Weights are initializers, as
 //! in a model file, so kernels that prepare them at plan time do so once.
 //!
-//! `cargo bench --bench kernels` (add a filter: `cargo bench --bench
-//! kernels -- conv`). For the comparison with onnxruntime, see
+//! `cargo bench --manifest-path bench/Cargo.toml` (add a filter:
+//! `... -- conv`); a crate of its own so that the main crate's builds and
+//! CI never compile criterion. For the comparison with onnxruntime, see
 //! `scripts/bench_runtime.py`; these track our own kernels between commits.
 
 use criterion::{criterion_group, criterion_main, Criterion};
