@@ -68,16 +68,6 @@ pub fn zip2<A: Clone, B: Clone, O>(
     b: &ArrayD<B>,
     f: impl Fn(A, B) -> O,
 ) -> Result<ArrayD<O>, KernelError> {
-    if a.shape() == b.shape() {
-        if let (Some(sa), Some(sb)) = (a.as_slice(), b.as_slice()) {
-            let v: Vec<O> = sa
-                .iter()
-                .zip(sb)
-                .map(|(x, y)| f(x.clone(), y.clone()))
-                .collect();
-            return Ok(ArrayD::from_shape_vec(IxDyn(a.shape()), v)?);
-        }
-    }
     if b.len() == 1 && b.ndim() <= a.ndim() {
         let y = b.iter().next().cloned().expect("one element");
         let shape = broadcast_shapes(a.shape(), b.shape())?;
@@ -114,7 +104,8 @@ const MIN_RUN: usize = 16;
 /// (or both broadcast) are merged, so that each run reads a slice or
 /// repeats one element of each operand, a loop the compiler vectorises
 /// (`x + bias` per channel: runs of one channel's plane with the bias as a
-/// scalar). `None` when the innermost run is shorter than [`MIN_RUN`].
+/// scalar). `None` when the output is empty, or when it takes several runs
+/// shorter than [`MIN_RUN`].
 fn zip2_runs<A: Clone, B: Clone, O>(
     a: &[A],
     a_shape: &[usize],
@@ -148,10 +139,13 @@ fn zip2_runs<A: Clone, B: Clone, O>(
     }
     let total: usize = out.iter().product();
     let (run, ia, ib) = dims.first().copied().unwrap_or((1, 0, 0));
-    if run < MIN_RUN || total == 0 {
+    // one run (equal shapes, or a broadcast that merges away) is one loop
+    // at any length
+    if total == 0 || (run < MIN_RUN && dims.len() > 1) {
         return None;
     }
-    let outer = &dims[1..];
+    // no axes at all when every output axis has length 1
+    let outer = dims.get(1..).unwrap_or(&[]);
     let mut v = Vec::with_capacity(total);
     let mut index = vec![0usize; outer.len()];
     let (mut oa, mut ob) = (0usize, 0usize);
@@ -262,6 +256,8 @@ mod tests {
             (&[2, 3, 4], &[3, 1]),
             (&[5, 0, 20], &[20]),
             (&[1, 1, 33], &[2, 1, 1]),
+            (&[1], &[1, 1]),
+            (&[3, 5], &[3, 5]),
         ];
         for (sa, sb) in cases {
             let fill = |shape: &[usize], k: f32| {

@@ -15,10 +15,12 @@ use rayon::prelude::*;
 const TASK_ELEMENTS: usize = 1 << 14;
 
 /// Calls `f(rows_of_x, rows_of_y, first_row)` over chunks of whole rows of
-/// length `len`, in parallel when there is more than one thread and work.
-fn for_row_chunks<F>(x: &[f32], y: &mut [f32], len: usize, f: F)
+/// length `len` of `x`, each with its rows of `y` (`y_per_row` items per
+/// row: the output row, or one statistic), in parallel when there is more
+/// than one thread and work.
+fn for_row_chunks<T: Send, F>(x: &[f32], y: &mut [T], len: usize, y_per_row: usize, f: F)
 where
-    F: Fn(&[f32], &mut [f32], usize) + Sync,
+    F: Fn(&[f32], &mut [T], usize) + Sync,
 {
     if len == 0 {
         return;
@@ -26,7 +28,7 @@ where
     let rows_per_task = (TASK_ELEMENTS / len).max(1);
     let chunk = rows_per_task * len;
     if x.len() > chunk && crate::ops::kernels::threads::current() > 1 {
-        y.par_chunks_mut(chunk)
+        y.par_chunks_mut(rows_per_task * y_per_row)
             .zip(x.par_chunks(chunk))
             .enumerate()
             .for_each(|(i, (yc, xc))| f(xc, yc, i * rows_per_task));
@@ -39,7 +41,9 @@ where
 /// contiguous tensor whose softmax axis is the last one (inner size 1).
 pub fn softmax_rows(x: &[f32], len: usize, log: bool) -> Vec<f32> {
     let mut y = vec![0f32; x.len()];
-    for_row_chunks(x, &mut y, len, |xs, ys, _| softmax_chunk(xs, ys, len, log));
+    for_row_chunks(x, &mut y, len, len, |xs, ys, _| {
+        softmax_chunk(xs, ys, len, log)
+    });
     y
 }
 
@@ -192,19 +196,9 @@ pub fn layer_norm_rows(
     let mut stats = vec![(0f64, 0f64); rows];
     // the per-row statistics are computed first (cheap), then the rows are
     // written in parallel from them
-    if let Some(rows_per_task) = TASK_ELEMENTS.checked_div(len) {
-        let rows_per_task = rows_per_task.max(1);
-        if x.len() > TASK_ELEMENTS && crate::ops::kernels::threads::current() > 1 {
-            stats
-                .par_chunks_mut(rows_per_task)
-                .zip(x.par_chunks(rows_per_task * len))
-                .for_each(|(s, xs)| row_stats(xs, len, eps, s));
-        } else {
-            row_stats(x, len, eps, &mut stats);
-        }
-    }
+    for_row_chunks(x, &mut stats, len, 1, |xs, s, _| row_stats(xs, len, eps, s));
     let stats_ref = &stats;
-    for_row_chunks(x, &mut y, len, |xs, ys, first| {
+    for_row_chunks(x, &mut y, len, len, |xs, ys, first| {
         let stats = &stats_ref[first..first + xs.len() / len];
         normalise_chunk(xs, ys, len, stats, scale, bias)
     });
