@@ -2,7 +2,7 @@
 //! dilation. One plane per task (rayon), no per-element index arithmetic
 //! beyond the window bounds. The general N-D path lives in `nn.rs`.
 
-use crate::ops::kernels::sliding_window::zip_strided;
+use crate::ops::kernels::vector_unit::widest_fn;
 use rayon::prelude::*;
 
 /// The geometry of a 2-D pooling window.
@@ -52,25 +52,43 @@ pub fn pool2d_f32(x: &[f32], planes: usize, g: &Pool2d, kind: Pool2dKind) -> Vec
 }
 
 /// The larger of `m` and `v`, NaN winning (numpy's `maximum`), as a select
-/// the compiler vectorises.
+/// the compiler vectorises. Neither arm is `m` itself: `*c = max_nan(*c, v)`
+/// written as "v if larger, else m" becomes a masked store with AVX2
+/// (`vmaskmovps`, microcoded on AMD: MaxPool 64x111x111 took 1.1 ms, 0.5 ms
+/// this way).
 #[inline(always)]
 fn max_nan(m: f32, v: f32) -> f32 {
-    if v > m || v.is_nan() {
-        v
+    if m.is_nan() | v.is_nan() {
+        m + v
     } else {
-        m
+        m.max(v)
     }
 }
 
+widest_fn! {
 /// Max pooling of one plane, separably: for each output row, the
-/// elementwise max of its window's input rows (contiguous, vectorised),
-/// then the max of each window's columns in that row.
+/// elementwise max of its window's input rows (contiguous), then the max of
+/// each window's columns in that row. For a stride s > 1 the row maxima are
+/// first split into s phases (phase p holds columns p, p + s, ...), so each
+/// window column of a run of outputs is a contiguous slice of one phase and
+/// every pass is a plain elementwise max the compiler vectorises.
 fn max_plane(xp: &[f32], yp: &mut [f32], g: &Pool2d) {
     let (h, w) = (g.h as isize, g.w);
     let (kh, kw) = (g.kernel[0] as isize, g.kernel[1] as isize);
     let (pt, pl) = (g.pad_begin[0] as isize, g.pad_begin[1] as isize);
+    let sw = g.strides[1].max(1);
+    let pw = w.div_ceil(sw);
     let mut cols = vec![f32::NEG_INFINITY; w];
-    for (oy, yrow) in yp.chunks_mut(g.out[1].max(1)).enumerate() {
+    let mut phases = vec![f32::NEG_INFINITY; pw * sw];
+    // interior windows (wholly inside the row) are the outputs [lo, hi)
+    let ow = g.out[1];
+    let inside = |ox: usize| {
+        let x0 = (ox * sw) as isize - pl;
+        x0 >= 0 && x0 + kw <= w as isize
+    };
+    let lo = (0..ow).find(|&ox| inside(ox)).unwrap_or(ow);
+    let hi = (lo..ow).find(|&ox| !inside(ox)).unwrap_or(ow);
+    for (oy, yrow) in yp.chunks_mut(ow.max(1)).enumerate() {
         let y0 = oy as isize * g.strides[0] as isize - pt;
         let (ya, yb) = (y0.max(0), (y0 + kh).min(h));
         cols.fill(f32::NEG_INFINITY);
@@ -80,24 +98,39 @@ fn max_plane(xp: &[f32], yp: &mut [f32], g: &Pool2d) {
                 *c = max_nan(*c, v);
             }
         }
-        // interior windows (wholly inside the row): one pass per window
-        // column over all of them, independent maxima the CPU overlaps
-        let sw = g.strides[1];
-        let inside = |ox: usize| {
-            let x0 = (ox * sw) as isize - pl;
-            x0 >= 0 && x0 + kw <= w as isize
-        };
-        let lo = (0..yrow.len()).find(|&ox| inside(ox)).unwrap_or(yrow.len());
-        let hi = (lo..yrow.len())
-            .find(|&ox| !inside(ox))
-            .unwrap_or(yrow.len());
         if lo < hi {
-            let first = (lo * sw) as isize - pl;
-            for j in 0..kw as usize {
-                let start = first as usize + j;
-                zip_strided(&mut yrow[lo..hi], &cols[start..], sw, |out, v| {
-                    *out = if j == 0 { v } else { max_nan(*out, v) }
-                });
+            let first = ((lo * sw) as isize - pl) as usize;
+            let run = &mut yrow[lo..hi];
+            let n = run.len();
+            // window column t of the run's first output: phase t % s, from t / s
+            let at = |t: usize| (t % sw) * pw + t / sw;
+            let src: &[f32] = if sw == 1 {
+                &cols
+            } else {
+                if sw == 2 {
+                    // even and odd columns in one pass (vectorised as shuffles)
+                    let (ev, od) = phases.split_at_mut(pw);
+                    for ((e, o), c) in ev.iter_mut().zip(od.iter_mut()).zip(cols.chunks_exact(2)) {
+                        (*e, *o) = (c[0], c[1]);
+                    }
+                    if w % 2 == 1 {
+                        ev[pw - 1] = cols[w - 1];
+                    }
+                } else {
+                for (p, ph) in phases.chunks_exact_mut(pw).enumerate() {
+                    for (d, &v) in ph.iter_mut().zip(cols[p..].iter().step_by(sw)) {
+                        *d = v;
+                    }
+                }
+                }
+                &phases
+            };
+            run.copy_from_slice(&src[at(first)..at(first) + n]);
+            for j in 1..kw as usize {
+                let col = &src[at(first + j)..at(first + j) + n];
+                for (o, &v) in run.iter_mut().zip(col) {
+                    *o = max_nan(*o, v);
+                }
             }
         }
         // windows that the row's ends clip
@@ -109,6 +142,7 @@ fn max_plane(xp: &[f32], yp: &mut [f32], g: &Pool2d) {
                 .fold(f32::NEG_INFINITY, |m, &v| max_nan(m, v));
         }
     }
+}
 }
 
 /// Pooling of one plane, window by window (average pooling; max pooling's
@@ -192,15 +226,18 @@ mod tests {
 
     #[test]
     fn separable_max_agrees_with_the_window_by_window_max() {
-        // odd sizes, strides, asymmetric pads and a NaN
-        let (h, w) = (7, 9);
-        let mut x: Vec<f32> = (0..h * w).map(|i| ((i * 37 % 23) as f32) - 11.0).collect();
-        x[20] = f32::NAN;
-        for (kernel, strides, pb, pe) in [
-            ([3, 3], [2, 2], [0, 0], [0, 0]),
-            ([2, 3], [1, 2], [1, 0], [0, 1]),
-            ([3, 2], [3, 1], [1, 1], [1, 1]),
+        // odd and even widths (the stride-2 split has an odd tail), strides
+        // 1 to 4, asymmetric pads and a NaN
+        for (h, w, kernel, strides, pb, pe) in [
+            (7, 9, [3, 3], [2, 2], [0, 0], [0, 0]),
+            (7, 9, [2, 3], [1, 2], [1, 0], [0, 1]),
+            (7, 9, [3, 2], [3, 1], [1, 1], [1, 1]),
+            (6, 12, [3, 3], [2, 2], [1, 1], [1, 1]),
+            (6, 12, [3, 5], [1, 3], [0, 2], [0, 1]),
+            (6, 13, [2, 4], [2, 4], [0, 0], [0, 3]),
         ] {
+            let mut x: Vec<f32> = (0..h * w).map(|i| ((i * 37 % 23) as f32) - 11.0).collect();
+            x[20] = f32::NAN;
             let out = [
                 (h + pb[0] + pe[0] - kernel[0]) / strides[0] + 1,
                 (w + pb[1] + pe[1] - kernel[1]) / strides[1] + 1,
