@@ -63,7 +63,7 @@ fn bit_kernel(op: BitOp) -> Kernel {
 }
 
 fn bit_not_t<T: IntOps>(x: &Tensor) -> Result<Tensor, KernelError> {
-    super::float_map::num_map::<T>(x, &|v: T| v.bit_not())
+    super::float_map::num_map::<T>(x, |v: T| v.bit_not())
 }
 
 /// One binary bitwise operator: the broadcast rule and the shared kernel.

@@ -125,8 +125,13 @@ pub fn float_kernel_f32(
     })
 }
 
-/// `f` over every element of a numeric tensor, in its own type.
-pub fn num_map<T: Num>(x: &Tensor, f: &dyn Fn(T) -> T) -> Result<Tensor, KernelError> {
+/// `f` over every element of a numeric tensor, in its own type. Generic in
+/// `f` (not `&dyn Fn`, a call per element: Neg of 1x1024x256 f32 took
+/// 0.73 ms, 13x onnxruntime).
+pub fn num_map<T: Num>(x: &Tensor, f: impl Fn(T) -> T) -> Result<Tensor, KernelError> {
     let a: &ArrayD<T> = typed(x, "X")?;
-    Ok(T::wrap(a.mapv(f)))
+    Ok(T::wrap(match a.as_slice() {
+        Some(s) => ArrayD::from_shape_vec(a.raw_dim(), s.iter().map(|&v| f(v)).collect())?,
+        None => a.mapv(f),
+    }))
 }

@@ -30,15 +30,15 @@ fn sign_of<T: Num>(v: T) -> T {
 }
 
 fn abs_t<T: Num>(x: &Tensor) -> Result<Tensor, KernelError> {
-    num_map::<T>(x, &abs_of)
+    num_map::<T>(x, abs_of)
 }
 
 fn neg_t<T: Num>(x: &Tensor) -> Result<Tensor, KernelError> {
-    num_map::<T>(x, &neg_of)
+    num_map::<T>(x, neg_of)
 }
 
 fn sign_t<T: Num>(x: &Tensor) -> Result<Tensor, KernelError> {
-    num_map::<T>(x, &sign_of)
+    num_map::<T>(x, sign_of)
 }
 
 pub mod abs {
