@@ -97,6 +97,23 @@ pub fn transpose<T: Clone>(src: &[T], swap: BlockSwap, out_shape: &[usize]) -> O
             }
             continue;
         }
+        if inner == 1 {
+            // one TILE x TILE block at a time, written along its output
+            // rows (contiguous), read from the tile's columns (in L1)
+            for r0 in (0..rows).step_by(TILE) {
+                let r1 = (r0 + TILE).min(rows);
+                for c0 in (0..cols).step_by(TILE) {
+                    let c1 = (c0 + TILE).min(cols);
+                    for c in c0..c1 {
+                        let dst = &mut o[c * rows + r0..c * rows + r1];
+                        for (d, v) in dst.iter_mut().zip(s[r0 * cols + c..].iter().step_by(cols)) {
+                            *d = v.clone();
+                        }
+                    }
+                }
+            }
+            continue;
+        }
         // one TILE x TILE block at a time: its reads and writes stay in L1
         for r0 in (0..rows).step_by(TILE) {
             let r1 = (r0 + TILE).min(rows);
