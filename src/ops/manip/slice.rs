@@ -2,14 +2,16 @@
 //! (attributes before opset 10, inputs from then on), clamped as ONNX says.
 
 use super::symbolic_dims::int_dim;
-use crate::bail;
 use crate::expr::Expr;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
-use crate::ops::kernels::manip::{gather_axes, ints_in, norm_axes, opt_ints_in, out1};
+use crate::ops::kernels::manip::{ints_in, norm_axes, opt_ints_in, out1};
 use crate::ops::shape_rules::norm_axis;
 use crate::ops::slice_indices::slice_indices;
 use crate::ops::{InferCtx, ShapeError, SymValue};
+use crate::tensor::Tensor;
 use crate::value_type::Dim;
+use crate::{bail, map_array};
+use ndarray::Slice;
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
@@ -116,8 +118,34 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
         for (k, &a) in ax.iter().enumerate() {
             lists[a] = slice_indices(x.shape()[a], starts[k], ends[k], steps[k])?;
         }
-        out1(gather_axes(x, &lists)?)
+        out1(take_progressions(x, &lists))
     }))
+}
+
+/// The elements at each axis's index list, an arithmetic progression (as
+/// `slice_indices` makes them): a strided view copied once (a gather by
+/// flat positions built a position per element: 1.23 ms for half of a
+/// 1x1024x256 tensor, 33x onnxruntime).
+fn take_progressions(x: &Tensor, lists: &[Vec<usize>]) -> Tensor {
+    let spans: Vec<Slice> = lists
+        .iter()
+        .map(|l| match (l.first(), l.last()) {
+            (Some(&f), Some(&b)) => {
+                let step = l.get(1).map_or(1, |&n| n as isize - f as isize);
+                if step > 0 {
+                    Slice::new(f as isize, Some(b as isize + 1), step)
+                } else {
+                    // ndarray walks a negative step from the range's end
+                    Slice::new(b as isize, Some(f as isize + 1), step)
+                }
+            }
+            _ => Slice::new(0, Some(0), 1),
+        })
+        .collect();
+    map_array!(x, a => a
+        .slice_each_axis(|d| spans[d.axis.index()])
+        .as_standard_layout()
+        .into_owned())
 }
 
 /// Symbolic slice length of a dimension for constant start/end/step.
@@ -214,6 +242,25 @@ mod tests {
     use super::*;
     use crate::ops::test_kernel::*;
     use crate::tensor::Tensor;
+
+    #[test]
+    fn progressions_agree_with_the_gather_by_position() {
+        let x = Tensor::from_vec(&[4, 5, 6], (0..120).map(|v| v as f32).collect()).unwrap();
+        for (a, b, c) in [
+            ((1, 3, 1), (0, 5, 2), (5, -1, -1)),
+            ((3, -1, -2), (4, 0, -3), (0, 6, 4)),
+            ((0, 4, 1), (2, 2, 1), (1, 2, 1)),
+        ] {
+            let lists: Vec<Vec<usize>> = [(a, 4), (b, 5), (c, 6)]
+                .iter()
+                .map(|&((s, e, st), d)| slice_indices(d, s, e, st).unwrap())
+                .collect();
+            let want = crate::ops::kernels::manip::gather_axes(&x, &lists).unwrap();
+            let got = take_progressions(&x, &lists);
+            assert_eq!(got.shape(), want.shape());
+            assert_eq!(got.to_f64_vec().unwrap(), want.to_f64_vec().unwrap());
+        }
+    }
 
     fn v1(v: &[i64]) -> Option<Tensor> {
         Some(i64s(&[v.len()], v.to_vec()))
