@@ -149,6 +149,16 @@ elem!(u64, U64, Uint64);
 elem!(bool, Bool, Bool);
 elem!(String, Str, String);
 
+/// `f` of every element in logical (row-major) order: over the slice when
+/// the array is in standard layout (ndarray's element iterator over `IxDyn`
+/// arrays costs several nanoseconds per element).
+fn mapped<T, U>(a: &ArrayD<T>, f: impl Fn(&T) -> U) -> Vec<U> {
+    match a.as_slice() {
+        Some(s) => s.iter().map(f).collect(),
+        None => a.iter().map(f).collect(),
+    }
+}
+
 impl Tensor {
     /// The element type.
     pub fn dtype(&self) -> DataType {
@@ -271,19 +281,19 @@ impl Tensor {
     /// The elements as f64 in logical (row-major) order; `None` for strings.
     pub fn to_f64_vec(&self) -> Option<Vec<f64>> {
         Some(match self {
-            Tensor::F32(a) => a.iter().map(|&v| v as f64).collect(),
-            Tensor::F64(a) => a.iter().copied().collect(),
-            Tensor::F16(a) => a.iter().map(|v| v.to_f64()).collect(),
-            Tensor::BF16(a) => a.iter().map(|v| v.to_f64()).collect(),
-            Tensor::I8(a) => a.iter().map(|&v| v as f64).collect(),
-            Tensor::I16(a) => a.iter().map(|&v| v as f64).collect(),
-            Tensor::I32(a) => a.iter().map(|&v| v as f64).collect(),
-            Tensor::I64(a) => a.iter().map(|&v| v as f64).collect(),
-            Tensor::U8(a) => a.iter().map(|&v| v as f64).collect(),
-            Tensor::U16(a) => a.iter().map(|&v| v as f64).collect(),
-            Tensor::U32(a) => a.iter().map(|&v| v as f64).collect(),
-            Tensor::U64(a) => a.iter().map(|&v| v as f64).collect(),
-            Tensor::Bool(a) => a.iter().map(|&v| if v { 1.0 } else { 0.0 }).collect(),
+            Tensor::F32(a) => mapped(a, |&v| v as f64),
+            Tensor::F64(a) => mapped(a, |&v| v),
+            Tensor::F16(a) => mapped(a, |v| v.to_f64()),
+            Tensor::BF16(a) => mapped(a, |v| v.to_f64()),
+            Tensor::I8(a) => mapped(a, |&v| v as f64),
+            Tensor::I16(a) => mapped(a, |&v| v as f64),
+            Tensor::I32(a) => mapped(a, |&v| v as f64),
+            Tensor::I64(a) => mapped(a, |&v| v as f64),
+            Tensor::U8(a) => mapped(a, |&v| v as f64),
+            Tensor::U16(a) => mapped(a, |&v| v as f64),
+            Tensor::U32(a) => mapped(a, |&v| v as f64),
+            Tensor::U64(a) => mapped(a, |&v| v as f64),
+            Tensor::Bool(a) => mapped(a, |&v| if v { 1.0 } else { 0.0 }),
             Tensor::Str(_) => return None,
             Tensor::Small { dtype, data } => data
                 .iter()
@@ -295,15 +305,15 @@ impl Tensor {
     /// Integer elements (any integer or bool type) as i64.
     pub fn to_i64_vec(&self) -> Result<Vec<i64>, TensorError> {
         Ok(match self {
-            Tensor::I8(a) => a.iter().map(|&v| v as i64).collect(),
-            Tensor::I16(a) => a.iter().map(|&v| v as i64).collect(),
-            Tensor::I32(a) => a.iter().map(|&v| v as i64).collect(),
-            Tensor::I64(a) => a.iter().copied().collect(),
-            Tensor::U8(a) => a.iter().map(|&v| v as i64).collect(),
-            Tensor::U16(a) => a.iter().map(|&v| v as i64).collect(),
-            Tensor::U32(a) => a.iter().map(|&v| v as i64).collect(),
-            Tensor::U64(a) => a.iter().map(|&v| v as i64).collect(),
-            Tensor::Bool(a) => a.iter().map(|&v| v as i64).collect(),
+            Tensor::I8(a) => mapped(a, |&v| v as i64),
+            Tensor::I16(a) => mapped(a, |&v| v as i64),
+            Tensor::I32(a) => mapped(a, |&v| v as i64),
+            Tensor::I64(a) => mapped(a, |&v| v),
+            Tensor::U8(a) => mapped(a, |&v| v as i64),
+            Tensor::U16(a) => mapped(a, |&v| v as i64),
+            Tensor::U32(a) => mapped(a, |&v| v as i64),
+            Tensor::U64(a) => mapped(a, |&v| v as i64),
+            Tensor::Bool(a) => mapped(a, |&v| v as i64),
             other => {
                 return Err(TensorError::new(format!(
                     "expected an integer tensor, got {}",

@@ -1,12 +1,12 @@
 //! `Expand`: the input broadcast to a shape (numpy rules both ways).
 
 use super::symbolic_dims::dims_of;
-use crate::{bail, map_array};
-use ndarray::IxDyn;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::kernels::manip::{ints_in, out1};
 use crate::ops::{InferCtx, ShapeError, SymValue};
 use crate::tensor::Tensor;
+use crate::{bail, map_array};
+use ndarray::IxDyn;
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
