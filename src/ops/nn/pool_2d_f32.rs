@@ -65,6 +65,31 @@ fn max_nan(m: f32, v: f32) -> f32 {
     }
 }
 
+/// Splits `cols` into `s` phases of `ceil(len / s)` values each: phase `p`
+/// holds columns `p, p + s, ...`.
+#[inline(always)]
+fn split_phases(cols: &[f32], phases: &mut [f32], s: usize) {
+    let pw = cols.len().div_ceil(s);
+    if s == 2 {
+        // even and odd columns in one pass (vectorised as shuffles)
+        let (ev, od) = phases.split_at_mut(pw);
+        for ((e, o), c) in ev.iter_mut().zip(od.iter_mut()).zip(cols.chunks_exact(2)) {
+            (*e, *o) = (c[0], c[1]);
+        }
+        if let [.., last] = cols {
+            if cols.len() % 2 == 1 {
+                ev[pw - 1] = *last;
+            }
+        }
+        return;
+    }
+    for (p, ph) in phases.chunks_exact_mut(pw).enumerate() {
+        for (d, &v) in ph.iter_mut().zip(cols[p..].iter().step_by(s)) {
+            *d = v;
+        }
+    }
+}
+
 widest_fn! {
 /// Max pooling of one plane, separably: for each output row, the
 /// elementwise max of its window's input rows (contiguous), then the max of
@@ -107,22 +132,7 @@ fn max_plane(xp: &[f32], yp: &mut [f32], g: &Pool2d) {
             let src: &[f32] = if sw == 1 {
                 &cols
             } else {
-                if sw == 2 {
-                    // even and odd columns in one pass (vectorised as shuffles)
-                    let (ev, od) = phases.split_at_mut(pw);
-                    for ((e, o), c) in ev.iter_mut().zip(od.iter_mut()).zip(cols.chunks_exact(2)) {
-                        (*e, *o) = (c[0], c[1]);
-                    }
-                    if w % 2 == 1 {
-                        ev[pw - 1] = cols[w - 1];
-                    }
-                } else {
-                for (p, ph) in phases.chunks_exact_mut(pw).enumerate() {
-                    for (d, &v) in ph.iter_mut().zip(cols[p..].iter().step_by(sw)) {
-                        *d = v;
-                    }
-                }
-                }
+                split_phases(&cols, &mut phases, sw);
                 &phases
             };
             run.copy_from_slice(&src[at(first)..at(first) + n]);
