@@ -152,7 +152,7 @@ elem!(String, Str, String);
 /// `f` of every element in logical (row-major) order: over the slice when
 /// the array is in standard layout (ndarray's element iterator over `IxDyn`
 /// arrays costs several nanoseconds per element).
-fn mapped<T, U>(a: &ArrayD<T>, f: impl Fn(&T) -> U) -> Vec<U> {
+pub(crate) fn mapped<T, U>(a: &ArrayD<T>, f: impl Fn(&T) -> U) -> Vec<U> {
     match a.as_slice() {
         Some(s) => s.iter().map(f).collect(),
         None => a.iter().map(f).collect(),

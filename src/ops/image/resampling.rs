@@ -357,7 +357,7 @@ pub(super) fn axis_taps(
 }
 
 /// The element types the separable resize computes in.
-pub trait Sample:
+pub(super) trait Sample:
     Copy + Default + PartialEq + std::ops::AddAssign + std::ops::Mul<Output = Self>
 {
     fn of(v: f64) -> Self;
@@ -375,22 +375,10 @@ impl Sample for f32 {
     }
 }
 
-/// Resizes f64 data of a shape.
-pub fn resize_f64(
-    spec: &Spec,
-    data: Vec<f64>,
-    in_shape: &[usize],
-    out_shape: &[usize],
-    scales: &[f64],
-    roi: &[(f64, f64)],
-) -> Result<Vec<f64>, KernelError> {
-    resize_separable(spec, data, in_shape, out_shape, scales, roi)
-}
-
 /// Resizes data of a shape one axis at a time, in `T` (float32 data stays
 /// float32: through f64, SLANet's three Resizes took 8 ms). A tap of
 /// weight 1 alone (nearest, or linear on a sample point) is a copy.
-pub fn resize_separable<T: Sample>(
+pub(super) fn resize_separable<T: Sample>(
     spec: &Spec,
     data: Vec<T>,
     in_shape: &[usize],
@@ -568,18 +556,14 @@ pub(super) fn run(
         }
     }
     if let Tensor::F32(a) = x {
-        // (ndarray's element iterator over IxDyn is slow: copy the slice)
-        let data = match a.as_slice() {
-            Some(v) => v.to_vec(),
-            None => a.iter().copied().collect(),
-        };
+        let data = crate::tensor::mapped(a, |&v| v);
         let out = resize_separable::<f32>(spec, data, &in_shape, &out_shape, &sc, &rois)?;
         return Ok(Tensor::from_vec(&out_shape, out)?);
     }
     let data = x
         .to_f64_vec()
         .ok_or_else(|| KernelError::new("Resize input must be numeric"))?;
-    let out = resize_f64(spec, data, &in_shape, &out_shape, &sc, &rois)?;
+    let out = resize_separable::<f64>(spec, data, &in_shape, &out_shape, &sc, &rois)?;
     from_f64(x.dtype(), &out_shape, out)
 }
 
@@ -721,7 +705,8 @@ mod tests {
     #[test]
     fn linear_align_corners() {
         let s = spec(Mode::Linear, Coord::AlignCorners);
-        let out = resize_f64(&s, vec![0.0, 3.0], &[2], &[4], &[2.0], &[(0.0, 1.0)]).unwrap();
+        let out =
+            resize_separable::<f64>(&s, vec![0.0, 3.0], &[2], &[4], &[2.0], &[(0.0, 1.0)]).unwrap();
         let want = [0.0, 1.0, 2.0, 3.0];
         assert!(
             out.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-9),
@@ -732,7 +717,8 @@ mod tests {
     #[test]
     fn nearest_upsample() {
         let s = spec(Mode::Nearest, Coord::Asymmetric);
-        let out = resize_f64(&s, vec![1.0, 2.0], &[2], &[4], &[2.0], &[(0.0, 1.0)]).unwrap();
+        let out =
+            resize_separable::<f64>(&s, vec![1.0, 2.0], &[2], &[4], &[2.0], &[(0.0, 1.0)]).unwrap();
         assert_eq!(out, vec![1.0, 1.0, 2.0, 2.0]);
     }
 
