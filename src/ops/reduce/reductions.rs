@@ -6,6 +6,7 @@
 
 use crate::expr::Expr;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
+use crate::ops::kernels::f64_values::interleaved_sum;
 use crate::ops::kernels::manip::opt_ints_in;
 use crate::ops::kernels::numeric::Num;
 use crate::ops::kernels::{norm_axis, typed};
@@ -158,22 +159,11 @@ impl<T: Num> Group<'_, T> {
         }
     }
 
-    /// The f64 sum of `f(v)` over the group. A slice is summed in eight
-    /// interleaved f64 partial sums (streamed at memory speed, and exact
-    /// wherever the f64 sum is: 2^28 float ones give 268435456).
+    /// The f64 sum of `f(v)` over the group (a slice in interleaved partial
+    /// sums, streamed at memory speed).
     fn sum(&self, f: impl Fn(f64) -> f64) -> f64 {
         match self {
-            Group::Slice(s) => {
-                let mut acc = [0f64; 8];
-                let mut blocks = s.chunks_exact(8);
-                for c in &mut blocks {
-                    for (a, &v) in acc.iter_mut().zip(c) {
-                        *a += f(v.to_f64());
-                    }
-                }
-                let tail: f64 = blocks.remainder().iter().map(|&v| f(v.to_f64())).sum();
-                acc.iter().sum::<f64>() + tail
-            }
+            Group::Slice(s) => interleaved_sum(s, |v| f(v.to_f64())),
             Group::View(v) => v.iter().map(|&v| f(v.to_f64())).sum(),
         }
     }
