@@ -2,7 +2,7 @@
 //! `exp_f32`, float64 with the double-accuracy `erf`) or with the tanh
 //! approximation.
 
-use super::float_map::{float_kernel, map_f32_slice, map_float};
+use super::float_map::{f32_slice_map, float_kernel, map_f32_chunks, map_float};
 use crate::bail;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::kernels::exp_f32;
@@ -12,6 +12,8 @@ use ndarray::ArrayD;
 
 pub use super::value_rules::same_as_input as shape;
 
+f32_slice_map!(fn gelu_f32 = exp_f32::gelu);
+
 pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let approx = info.attrs.string_or("approximate", "none");
     match approx.as_str() {
@@ -19,7 +21,7 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
             let x = tensor_in(ins, 0)?;
             if let Tensor::F32(a) = x {
                 if let Some(src) = a.as_slice() {
-                    let out = map_f32_slice(src, &exp_f32::gelu);
+                    let out = map_f32_chunks(src, &gelu_f32);
                     let y = ArrayD::from_shape_vec(a.raw_dim(), out)?;
                     return Ok(vec![Value::Tensor(Tensor::F32(y))]);
                 }

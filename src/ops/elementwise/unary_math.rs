@@ -47,9 +47,11 @@ macro_rules! float_function {
             use crate::ops::kernel::{Kernel, KernelError, NodeInfo};
             pub use $shape as shape;
 
+            crate::ops::elementwise::float_map::f32_slice_map!(fn map_f32 = $g);
+
             pub fn kernel(_: &NodeInfo) -> Result<Kernel, KernelError> {
-                Ok(crate::ops::elementwise::float_map::float_kernel_f32(
-                    $name, $g, $f,
+                Ok(crate::ops::elementwise::float_map::float_kernel_f32_slices(
+                    $name, map_f32, $f,
                 ))
             }
         }
@@ -68,7 +70,7 @@ float_function!(
 );
 float_function!(sqrt, "Sqrt", f64::sqrt, f32: f32::sqrt);
 float_function!(exp, "Exp", f64::exp, f32: crate::ops::kernels::exp_f32::exp);
-float_function!(log, "Log", f64::ln);
+float_function!(log, "Log", f64::ln, f32: crate::ops::kernels::exp_f32::ln);
 float_function!(sin, "Sin", f64::sin);
 float_function!(cos, "Cos", f64::cos);
 float_function!(tan, "Tan", f64::tan);
@@ -80,7 +82,12 @@ float_function!(cosh, "Cosh", f64::cosh);
 float_function!(asinh, "Asinh", f64::asinh);
 float_function!(acosh, "Acosh", f64::acosh);
 float_function!(atanh, "Atanh", f64::atanh);
-float_function!(erf, "Erf", crate::ops::kernels::scalar_math::erf);
+float_function!(
+    erf,
+    "Erf",
+    crate::ops::kernels::scalar_math::erf,
+    f32: crate::ops::kernels::exp_f32::erf
+);
 float_function!(mish, "Mish", |v| v
     * crate::ops::kernels::scalar_math::softplus(v).tanh());
 float_function!(
@@ -92,15 +99,17 @@ float_function!(softsign, "Softsign", |v| v / (1.0 + v.abs()), f32: |v: f32| v /
 
 /// Sigmoid: float32 in float32 (`exp_f32`), the other types through f64.
 pub mod sigmoid {
-    use crate::ops::elementwise::float_map::float_kernel_f32;
+    use crate::ops::elementwise::float_map::{f32_slice_map, float_kernel_f32_slices};
     pub use crate::ops::elementwise::value_rules::same_as_input as shape;
     use crate::ops::kernel::{Kernel, KernelError, NodeInfo};
     use crate::ops::kernels::{exp_f32, scalar_math};
 
+    f32_slice_map!(fn map_f32 = exp_f32::sigmoid);
+
     pub fn kernel(_: &NodeInfo) -> Result<Kernel, KernelError> {
-        Ok(float_kernel_f32(
+        Ok(float_kernel_f32_slices(
             "Sigmoid",
-            exp_f32::sigmoid,
+            map_f32,
             scalar_math::sigmoid,
         ))
     }
@@ -108,13 +117,15 @@ pub mod sigmoid {
 
 /// Tanh: float32 in float32 (`exp_f32`), the other types through f64.
 pub mod tanh {
-    use crate::ops::elementwise::float_map::float_kernel_f32;
+    use crate::ops::elementwise::float_map::{f32_slice_map, float_kernel_f32_slices};
     pub use crate::ops::elementwise::value_rules::same_as_input as shape;
     use crate::ops::kernel::{Kernel, KernelError, NodeInfo};
     use crate::ops::kernels::exp_f32;
 
+    f32_slice_map!(fn map_f32 = exp_f32::tanh);
+
     pub fn kernel(_: &NodeInfo) -> Result<Kernel, KernelError> {
-        Ok(float_kernel_f32("Tanh", exp_f32::tanh, f64::tanh))
+        Ok(float_kernel_f32_slices("Tanh", map_f32, f64::tanh))
     }
 }
 

@@ -1,5 +1,5 @@
-//! A float32 exponential the compiler can vectorise, and the sigmoid and
-//! tanh built on it.
+//! A float32 exponential and logarithm the compiler can vectorise, and
+//! the sigmoid, tanh, erf and Gelu built on the exponential.
 //!
 //! `f32::exp` is a call into libm per element; these functions have no
 //! branches and no calls, so a loop over a slice becomes SIMD code. The
@@ -56,6 +56,47 @@ pub fn exp(x: f32) -> f32 {
         0.0
     } else {
         y
+    }
+}
+
+/// The bit pattern of sqrt(1/2) in float32: `ln` splits x = 2^e * m with
+/// m in [sqrt(1/2), sqrt(2)).
+const FRAC_1_SQRT_2_BITS: u32 = 0x3f35_04f3;
+
+/// ln x in float32 (0 gives -inf, a negative x or NaN gives NaN, +inf
+/// gives +inf). x = 2^e * m with m in [sqrt(1/2), sqrt(2)) read from the
+/// bits (subnormals scaled by 2^23 first), f = m - 1 (exact). ln(1 + f) is
+/// 2 atanh(s) with s = f / (2 + f), |s| <= 0.172, written as
+/// f - (f^2/2 - s (f^2/2 + R(s^2))): the exact f leads and the rounding
+/// errors fall on the small correction (2 atanh(s) = 2s + s R(s^2) with R
+/// the series 2z/3 + 2z^2/5 + ... to z^4, first omitted term under 5e-9
+/// relative); e ln 2 is added in two parts.
+#[inline(always)]
+pub fn ln(x: f32) -> f32 {
+    let tiny = x < f32::MIN_POSITIVE;
+    let xs = if tiny { x * 8_388_608.0 } else { x };
+    let bits = xs.to_bits();
+    let e = (bits.wrapping_sub(FRAC_1_SQRT_2_BITS) as i32) >> 23;
+    let m = f32::from_bits(bits.wrapping_sub((e as u32) << 23));
+    let ef = e as f32 - if tiny { 23.0 } else { 0.0 };
+    let f = m - 1.0;
+    let s = f / (2.0 + f);
+    let z = s * s;
+    let r = 2.0 / 9.0;
+    let r = r * z + 2.0 / 7.0;
+    let r = r * z + 2.0 / 5.0;
+    let r = r * z + 2.0 / 3.0;
+    let r = r * z;
+    let hfsq = 0.5 * f * f;
+    let y = ef * LN2_HI + (f - (hfsq - (s * (hfsq + r) + ef * LN2_LO)));
+    if x == f32::INFINITY {
+        x
+    } else if x == 0.0 {
+        f32::NEG_INFINITY
+    } else if x > 0.0 {
+        y
+    } else {
+        f32::NAN
     }
 }
 
@@ -118,6 +159,29 @@ fn erfc_nonneg(z: f32) -> f32 {
     t * exp(p - z * z)
 }
 
+/// The error function in float32: an odd Taylor polynomial below
+/// |x| = 0.5 (first omitted term under 3e-8 relative there), otherwise
+/// `1 - erfc(|x|)`, signed. erf(-0) is -0 and NaN stays NaN.
+#[inline(always)]
+pub fn erf(x: f32) -> f32 {
+    let a = x.abs();
+    let x2 = x * x;
+    // 2/sqrt(pi) * (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320)
+    let p = -1.0 / 1320.0;
+    let p = p * x2 + 1.0 / 216.0;
+    let p = p * x2 - 1.0 / 42.0;
+    let p = p * x2 + 1.0 / 10.0;
+    let p = p * x2 - 1.0 / 3.0;
+    let p = p * x2 + 1.0;
+    let small = std::f32::consts::FRAC_2_SQRT_PI * x * p;
+    let big = (1.0 - erfc_nonneg(a)).copysign(x);
+    if a < 0.5 {
+        small
+    } else {
+        big
+    }
+}
+
 /// Gelu (exact form) in float32: `x/2 * (1 + erf(x/sqrt 2))`, where
 /// `1 + erf(x/sqrt 2)` is `erfc(|x|/sqrt 2)` for negative x (no
 /// cancellation in the left tail) and `2 - erfc(x/sqrt 2)` otherwise.
@@ -166,6 +230,37 @@ mod tests {
     }
 
     #[test]
+    fn ln_is_within_one_ulp_and_handles_the_edges() {
+        let mut worst = 0f64;
+        // every binade from the subnormals to the largest floats, and a
+        // dense sweep around 1 where ln x is small
+        let mut x = 1e-44f32;
+        while x < 3e38 {
+            worst = worst.max(ulps(ln(x), (x as f64).ln()));
+            // among the subnormals a relative step can round back to x
+            let next = x * 1.000_73;
+            x = if next > x {
+                next
+            } else {
+                f32::from_bits(x.to_bits() + 1)
+            };
+        }
+        for i in 1..200_000 {
+            let x = 0.9 + i as f32 * 1e-6;
+            if x != 1.0 {
+                worst = worst.max(ulps(ln(x), (x as f64).ln()));
+            }
+        }
+        assert!(worst <= 1.0, "worst {worst} ulps");
+        assert_eq!(ln(1.0), 0.0);
+        assert_eq!(ln(0.0), f32::NEG_INFINITY);
+        assert_eq!(ln(-0.0), f32::NEG_INFINITY);
+        assert_eq!(ln(f32::INFINITY), f32::INFINITY);
+        assert!(ln(-1.0).is_nan() && ln(f32::NAN).is_nan() && ln(f32::NEG_INFINITY).is_nan());
+        assert_eq!(ln(f32::MAX), (f32::MAX as f64).ln() as f32);
+    }
+
+    #[test]
     fn sigmoid_and_tanh_match_f64() {
         let mut worst_s = 0f64;
         let mut worst_t = 0f64;
@@ -191,6 +286,28 @@ mod tests {
         // tiny results keep their relative precision
         let s = sigmoid(-80.0) as f64;
         assert!((s / (-80f64).exp() - 1.0).abs() < 1e-6, "{s}");
+    }
+
+    #[test]
+    fn erf_matches_f64() {
+        let reference = super::super::scalar_math::erf;
+        let mut worst = 0f64;
+        for i in -6_000..=6_000 {
+            let x = i as f32 / 1000.0 + 0.000_3;
+            let want = reference(x as f64);
+            worst = worst.max(((erf(x) as f64 - want) / want).abs());
+        }
+        assert!(worst < 3e-7, "erf worst relative error {worst}");
+        // either side of the switch at 0.5
+        for x in [0.499_999_97f32, 0.5, -0.5, 1e-20, -1e-30] {
+            let want = reference(x as f64);
+            assert!(((erf(x) as f64 - want) / want).abs() < 3e-7, "x {x}");
+        }
+        assert!(erf(-0.0).is_sign_negative() && erf(-0.0) == 0.0);
+        assert_eq!(erf(f32::INFINITY), 1.0);
+        assert_eq!(erf(f32::NEG_INFINITY), -1.0);
+        assert_eq!(erf(20.0), 1.0);
+        assert!(erf(f32::NAN).is_nan());
     }
 
     #[test]
