@@ -3,6 +3,7 @@
 
 use crate::bail;
 use crate::dispatch_num;
+use crate::ops::elementwise::float_map::map_f32_slice;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::kernels::numeric::Num;
 use crate::ops::kernels::{array, typed, zip2};
@@ -53,6 +54,50 @@ fn pow_t<T: Num>(a: &Tensor, b: &Tensor) -> Result<Tensor, KernelError> {
     Ok(T::wrap(out))
 }
 
+/// A float32 base raised to one exponent (a tensor of one element): the
+/// exponents real models use (2 and 3 in LayerNorm and Gelu
+/// decompositions, 0.5) by multiplication or square root, giving the
+/// float32 the float64 `powf` rounds to; other exponents by `powf` per
+/// element, without broadcasting. `None` when the inputs are not of that
+/// form.
+fn pow_f32_by_scalar(a: &Tensor, b: &Tensor) -> Option<Tensor> {
+    let Tensor::F32(x) = a else { return None };
+    let src = x.as_slice()?;
+    if b.len() != 1 {
+        return None;
+    }
+    // the output has the base's shape, unless the exponent has more axes
+    if b.shape().len() > x.ndim() {
+        return None;
+    }
+    let q = b.to_f64_vec()?[0];
+    let out = if q == 2.0 {
+        map_f32_slice(src, &|v: f32| v * v)
+    } else if q == 3.0 {
+        // the cube of a float32 is exact in float64 to 72 bits, so one
+        // rounding to float64 and one to float32, as powf's result gets
+        map_f32_slice(src, &|v: f32| {
+            let w = v as f64;
+            (w * w * w) as f32
+        })
+    } else if q == 1.0 {
+        src.to_vec()
+    } else if q == 0.5 {
+        // pow(-0, 0.5) is +0 and pow(-inf, 0.5) is +inf, where sqrt gives
+        // -0 and NaN
+        map_f32_slice(src, &|v: f32| {
+            if v == f32::NEG_INFINITY {
+                f32::INFINITY
+            } else {
+                v.sqrt() + 0.0
+            }
+        })
+    } else {
+        map_f32_slice(src, &|v: f32| (v as f64).powf(q) as f32)
+    };
+    Some(Tensor::F32(ArrayD::from_shape_vec(x.raw_dim(), out).ok()?))
+}
+
 pub fn kernel(_: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(|_, ins| {
         let a = tensor_in(ins, 0)?;
@@ -61,6 +106,9 @@ pub fn kernel(_: &NodeInfo) -> Result<Kernel, KernelError> {
             || b.dtype() == crate::tensor::DataType::Bool
         {
             bail!("Pow: exponent must be numeric, got {}", b.dtype());
+        }
+        if let Some(y) = pow_f32_by_scalar(a, b) {
+            return Ok(vec![Value::Tensor(y)]);
         }
         let y = dispatch_num!(a, pow_t(a, b), bail!("Pow does not accept {}", a.dtype()))?;
         Ok(vec![Value::Tensor(y)])
@@ -86,5 +134,55 @@ mod tests {
         )
         .unwrap();
         assert_eq!(f.to_f64_vec().unwrap(), vec![0.5]);
+    }
+
+    #[test]
+    fn float32_by_one_exponent_gives_what_powf_in_f64_rounds_to() {
+        let base: Vec<f32> = vec![
+            0.0,
+            -0.0,
+            1.5,
+            -2.25,
+            3.3e-20,
+            7.1e12,
+            -9.9e30,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            0.123_456_79,
+            -1e-40,
+        ];
+        for q in [2.0f32, 3.0, 1.0, 0.5, -1.0, 2.5, 0.0] {
+            for exponent in [t(&[], vec![q]), t(&[1, 1], vec![q])] {
+                let got = run(
+                    "Pow",
+                    vec![],
+                    15,
+                    &[Some(t(&[3, 4], base.clone())), Some(exponent.clone())],
+                )
+                .unwrap();
+                assert_eq!(got.shape(), [3, 4]);
+                let got = got.to_f64_vec().unwrap();
+                for (g, v) in got.iter().zip(&base) {
+                    let want = (*v as f64).powf(q as f64) as f32;
+                    let g = *g as f32;
+                    let same = g.to_bits() == want.to_bits() || (g.is_nan() && want.is_nan());
+                    assert!(same, "{v} ^ {q}: {g} against {want}");
+                }
+            }
+        }
+        // an exponent with more axes than the base broadcasts the base
+        let got = run(
+            "Pow",
+            vec![],
+            15,
+            &[
+                Some(t(&[2], vec![2.0f32, 3.0])),
+                Some(t(&[1, 1], vec![2.0f32])),
+            ],
+        )
+        .unwrap();
+        assert_eq!(got.shape(), [1, 2]);
+        assert_eq!(got.to_f64_vec().unwrap(), vec![4.0, 9.0]);
     }
 }
