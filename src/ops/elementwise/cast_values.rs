@@ -305,11 +305,67 @@ pub(super) fn small(dt: DataType, shape: &[usize], codes: Vec<u8>) -> Result<Ten
     })
 }
 
+/// The conversions real models run (between float32, float16, float64,
+/// int32 and int64), element by element from a standard-layout tensor
+/// without the f64 / i128 copies of the general path, giving the same
+/// values it does (floats to integers truncate toward zero, NaN gives 0,
+/// and beyond the target's range they go through i128 as there). `None`
+/// for any other pair or layout.
+fn cast_direct(t: &Tensor, to: DataType) -> Option<Tensor> {
+    macro_rules! map {
+        ($a:expr, $var:ident, $f:expr) => {{
+            let s = $a.as_slice()?;
+            Tensor::$var(ArrayD::from_shape_vec($a.raw_dim(), s.iter().map($f).collect()).ok()?)
+        }};
+    }
+    Some(match (t, to) {
+        (Tensor::F32(a), DataType::Float16) => {
+            use half::slice::HalfFloatSliceExt;
+            let s = a.as_slice()?;
+            let mut out = vec![f16::ZERO; s.len()];
+            out.convert_from_f32_slice(s);
+            Tensor::F16(ArrayD::from_shape_vec(a.raw_dim(), out).ok()?)
+        }
+        (Tensor::F16(a), DataType::Float) => {
+            use half::slice::HalfFloatSliceExt;
+            let s = a.as_slice()?;
+            let mut out = vec![0f32; s.len()];
+            s.convert_to_f32_slice(&mut out);
+            Tensor::F32(ArrayD::from_shape_vec(a.raw_dim(), out).ok()?)
+        }
+        (Tensor::F32(a), DataType::Int64) => map!(a, I64, |&x| if x.abs() < 9.2e18 {
+            x as i64
+        } else {
+            x as i128 as i64
+        }),
+        (Tensor::F32(a), DataType::Int32) => map!(a, I32, |&x| if x.abs() < 2.1e9 {
+            x as i32
+        } else {
+            x as i128 as i32
+        }),
+        (Tensor::F32(a), DataType::Double) => map!(a, F64, |&x| x as f64),
+        (Tensor::F64(a), DataType::Float) => map!(a, F32, |&x| x as f32),
+        (Tensor::I64(a), DataType::Float) => map!(a, F32, |&x| x as f32),
+        (Tensor::I32(a), DataType::Float) => map!(a, F32, |&x| x as f32),
+        (Tensor::I64(a), DataType::Int32) => map!(a, I32, |&x| x as i32),
+        (Tensor::I32(a), DataType::Int64) => map!(a, I64, |&x| x as i64),
+        _ => return None,
+    })
+}
+
 /// Converts a tensor to another element type.
 pub fn cast_tensor(t: &Tensor, to: DataType, opts: &CastOpts) -> Result<Tensor, KernelError> {
     if t.dtype() == to {
         return Ok(t.clone());
     }
+    if let Some(out) = cast_direct(t, to) {
+        return Ok(out);
+    }
+    cast_general(t, to, opts)
+}
+
+/// Any conversion, through f64, i128, bool or string values.
+fn cast_general(t: &Tensor, to: DataType, opts: &CastOpts) -> Result<Tensor, KernelError> {
     let shape = t.shape();
     let src = decode(t);
     // Numbers to strings keep the precision of their source type.
@@ -482,6 +538,79 @@ fn cast_value(cx: &mut InferCtx, v: SymValue, to: DataType) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn direct_casts_give_what_the_general_path_gives() {
+        let f: Vec<f32> = vec![
+            0.0,
+            -0.0,
+            1.5,
+            -2.5,
+            2.7,
+            -2.7,
+            65504.0,
+            65520.0,
+            1e-8,
+            6e-5,
+            3e9,
+            -3e9,
+            1e19,
+            -1e19,
+            1e30,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            16_777_217.0,
+            0.1,
+        ];
+        let i: Vec<i64> = vec![
+            0,
+            -1,
+            1 << 40,
+            -(1 << 40),
+            i64::MAX,
+            i64::MIN,
+            16_777_217,
+            3,
+        ];
+        let sources = [
+            Tensor::from_vec(&[4, 5], f.clone()).unwrap(),
+            Tensor::from_vec(&[20], f.iter().map(|&v| v as f64).collect()).unwrap(),
+            Tensor::from_vec(&[20], f.iter().map(|&v| f16::from_f32(v)).collect()).unwrap(),
+            Tensor::from_vec(&[2, 4], i.clone()).unwrap(),
+            Tensor::from_vec(&[8], i.iter().map(|&v| v as i32).collect()).unwrap(),
+        ];
+        let opts = CastOpts {
+            saturate: true,
+            round_mode: "up".into(),
+        };
+        let mut direct = 0;
+        for src in &sources {
+            for to in [
+                DataType::Float,
+                DataType::Float16,
+                DataType::Double,
+                DataType::Int32,
+                DataType::Int64,
+            ] {
+                let Some(fast) = cast_direct(src, to) else {
+                    continue;
+                };
+                direct += 1;
+                let slow = cast_general(src, to, &opts).unwrap();
+                assert_eq!(fast.shape(), slow.shape());
+                let (a, b) = (fast.to_f64_vec().unwrap(), slow.to_f64_vec().unwrap());
+                for (x, y) in a.iter().zip(&b) {
+                    assert!(
+                        x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+                        "{:?} -> {to:?}: {a:?} against {b:?}",
+                        src.dtype()
+                    );
+                }
+            }
+        }
+        assert_eq!(direct, 10, "every direct pair is checked");
+    }
 
     fn back(dt: DataType, c: u8) -> f64 {
         Tensor::Small {
