@@ -37,7 +37,7 @@ pub fn pool2d_f32(x: &[f32], planes: usize, g: &Pool2d, kind: Pool2dKind) -> Vec
     let plane_in = g.h * g.w;
     let one = |(yp, xp): (&mut [f32], &[f32])| match kind {
         Pool2dKind::Max => max_plane(xp, yp, g),
-        Pool2dKind::Avg { .. } => plane(xp, yp, g, kind),
+        Pool2dKind::Avg { include_pad } => avg_plane(xp, yp, g, include_pad),
     };
     if planes > 1 && crate::ops::kernels::threads::current() > 1 {
         y.par_chunks_mut(oh * ow)
@@ -90,21 +90,46 @@ fn split_phases(cols: &[f32], phases: &mut [f32], s: usize) {
     }
 }
 
-widest_fn! {
-/// Max pooling of one plane, separably: for each output row, the
-/// elementwise max of its window's input rows (contiguous), then the max of
-/// each window's columns in that row. For a stride s > 1 the row maxima are
-/// first split into s phases (phase p holds columns p, p + s, ...), so each
-/// window column of a run of outputs is a contiguous slice of one phase and
-/// every pass is a plain elementwise max the compiler vectorises.
-fn max_plane(xp: &[f32], yp: &mut [f32], g: &Pool2d) {
+/// What a separable window pass combines: max (NaN winning) or sum.
+trait WindowReduce {
+    const INIT: f32;
+    fn op(m: f32, v: f32) -> f32;
+}
+
+struct MaxNan;
+impl WindowReduce for MaxNan {
+    const INIT: f32 = f32::NEG_INFINITY;
+    #[inline(always)]
+    fn op(m: f32, v: f32) -> f32 {
+        max_nan(m, v)
+    }
+}
+
+struct Sum;
+impl WindowReduce for Sum {
+    const INIT: f32 = 0.0;
+    #[inline(always)]
+    fn op(m: f32, v: f32) -> f32 {
+        m + v
+    }
+}
+
+/// Reduces each window of one plane separably: for each output row, the
+/// elementwise reduction of its window's input rows (contiguous), then
+/// that of each window's columns in that row. For a stride s > 1 the row
+/// results are first split into s phases (phase p holds columns p, p + s,
+/// ...), so each window column of a run of outputs is a contiguous slice of
+/// one phase and every pass is a plain elementwise loop the compiler
+/// vectorises. Padded positions are left out.
+#[inline(always)]
+fn separable<R: WindowReduce>(xp: &[f32], yp: &mut [f32], g: &Pool2d) {
     let (h, w) = (g.h as isize, g.w);
     let (kh, kw) = (g.kernel[0] as isize, g.kernel[1] as isize);
     let (pt, pl) = (g.pad_begin[0] as isize, g.pad_begin[1] as isize);
     let sw = g.strides[1].max(1);
     let pw = w.div_ceil(sw);
-    let mut cols = vec![f32::NEG_INFINITY; w];
-    let mut phases = vec![f32::NEG_INFINITY; pw * sw];
+    let mut cols = vec![R::INIT; w];
+    let mut phases = vec![R::INIT; pw * sw];
     // interior windows (wholly inside the row) are the outputs [lo, hi)
     let ow = g.out[1];
     let inside = |ox: usize| {
@@ -116,11 +141,11 @@ fn max_plane(xp: &[f32], yp: &mut [f32], g: &Pool2d) {
     for (oy, yrow) in yp.chunks_mut(ow.max(1)).enumerate() {
         let y0 = oy as isize * g.strides[0] as isize - pt;
         let (ya, yb) = (y0.max(0), (y0 + kh).min(h));
-        cols.fill(f32::NEG_INFINITY);
+        cols.fill(R::INIT);
         for yy in ya..yb {
             let row = &xp[yy as usize * w..(yy as usize + 1) * w];
             for (c, &v) in cols.iter_mut().zip(row) {
-                *c = max_nan(*c, v);
+                *c = R::op(*c, v);
             }
         }
         if lo < hi {
@@ -139,7 +164,7 @@ fn max_plane(xp: &[f32], yp: &mut [f32], g: &Pool2d) {
             for j in 1..kw as usize {
                 let col = &src[at(first + j)..at(first + j) + n];
                 for (o, &v) in run.iter_mut().zip(col) {
-                    *o = max_nan(*o, v);
+                    *o = R::op(*o, v);
                 }
             }
         }
@@ -149,66 +174,100 @@ fn max_plane(xp: &[f32], yp: &mut [f32], g: &Pool2d) {
             let (xa, xb) = (x0.max(0) as usize, (x0 + kw).clamp(0, w as isize) as usize);
             yrow[ox] = cols[xa..xb.max(xa)]
                 .iter()
-                .fold(f32::NEG_INFINITY, |m, &v| max_nan(m, v));
+                .fold(R::INIT, |m, &v| R::op(m, v));
         }
     }
+}
+
+widest_fn! {
+/// Max pooling of one plane (see [`separable`]).
+fn max_plane(xp: &[f32], yp: &mut [f32], g: &Pool2d) {
+    separable::<MaxNan>(xp, yp, g)
 }
 }
 
-/// Pooling of one plane, window by window (average pooling; max pooling's
-/// reference in the tests).
-fn plane(xp: &[f32], yp: &mut [f32], g: &Pool2d, kind: Pool2dKind) {
-    let (h, w) = (g.h as isize, g.w as isize);
-    let (kh, kw) = (g.kernel[0] as isize, g.kernel[1] as isize);
-    let (pt, pl) = (g.pad_begin[0] as isize, g.pad_begin[1] as isize);
-    let (hp, wp) = (h + g.pad_end[0] as isize, w + g.pad_end[1] as isize);
-    for oy in 0..g.out[0] {
-        let y0 = oy as isize * g.strides[0] as isize - pt;
-        let (ya, yb) = (y0.max(0), (y0 + kh).min(h));
-        let rows_padded = (y0 + kh).min(hp) - y0.max(-pt);
-        for ox in 0..g.out[1] {
-            let x0 = ox as isize * g.strides[1] as isize - pl;
-            let (xa, xb) = (x0.max(0), (x0 + kw).min(w));
-            let v = match kind {
-                Pool2dKind::Max => {
-                    let mut m = f32::NEG_INFINITY;
-                    for yy in ya..yb {
-                        let row = &xp[(yy * w) as usize..((yy + 1) * w) as usize];
-                        for &v in &row[xa as usize..xb.max(xa) as usize] {
-                            if v > m || v.is_nan() {
-                                m = v;
-                            }
-                        }
-                    }
-                    m
-                }
-                Pool2dKind::Avg { include_pad } => {
-                    let mut s = 0f32;
-                    for yy in ya..yb {
-                        let row = &xp[(yy * w) as usize..((yy + 1) * w) as usize];
-                        s += row[xa as usize..xb.max(xa) as usize].iter().sum::<f32>();
-                    }
-                    let n = if include_pad {
-                        let cols_padded = (x0 + kw).min(wp) - x0.max(-pl);
-                        rows_padded.max(0) * cols_padded.max(0)
-                    } else {
-                        (yb - ya).max(0) * (xb - xa).max(0)
-                    };
-                    if n == 0 {
-                        0.0
-                    } else {
-                        s / n as f32
-                    }
-                }
-            };
-            yp[oy * g.out[1] + ox] = v;
+widest_fn! {
+/// The sum of each window of one plane (see [`separable`]), divided by the
+/// window's count of input positions, or with `include_pad` of input and
+/// padded positions (a window past the padded end, in ceil mode, counts
+/// only up to it); an empty window gives 0.
+fn avg_plane(xp: &[f32], yp: &mut [f32], g: &Pool2d, include_pad: bool) {
+    separable::<Sum>(xp, yp, g);
+    let count = |o: usize, axis: usize, len: usize| {
+        let x0 = (o * g.strides[axis]) as isize - g.pad_begin[axis] as isize;
+        let k = g.kernel[axis] as isize;
+        let n = if include_pad {
+            (x0 + k).min((len + g.pad_end[axis]) as isize) - x0.max(-(g.pad_begin[axis] as isize))
+        } else {
+            (x0 + k).min(len as isize) - x0.max(0)
+        };
+        n.max(0) as f32
+    };
+    let cols: Vec<f32> = (0..g.out[1]).map(|ox| count(ox, 1, g.w)).collect();
+    for (oy, yrow) in yp.chunks_mut(g.out[1].max(1)).enumerate() {
+        let rows = count(oy, 0, g.h);
+        for (v, &c) in yrow.iter_mut().zip(&cols) {
+            let n = rows * c;
+            *v = if n == 0.0 { 0.0 } else { *v / n };
         }
     }
+}
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Pooling of one plane, window by window: the separable passes'
+    /// reference.
+    fn plane(xp: &[f32], yp: &mut [f32], g: &Pool2d, kind: Pool2dKind) {
+        let (h, w) = (g.h as isize, g.w as isize);
+        let (kh, kw) = (g.kernel[0] as isize, g.kernel[1] as isize);
+        let (pt, pl) = (g.pad_begin[0] as isize, g.pad_begin[1] as isize);
+        let (hp, wp) = (h + g.pad_end[0] as isize, w + g.pad_end[1] as isize);
+        for oy in 0..g.out[0] {
+            let y0 = oy as isize * g.strides[0] as isize - pt;
+            let (ya, yb) = (y0.max(0), (y0 + kh).min(h));
+            let rows_padded = (y0 + kh).min(hp) - y0.max(-pt);
+            for ox in 0..g.out[1] {
+                let x0 = ox as isize * g.strides[1] as isize - pl;
+                let (xa, xb) = (x0.max(0), (x0 + kw).min(w));
+                let v = match kind {
+                    Pool2dKind::Max => {
+                        let mut m = f32::NEG_INFINITY;
+                        for yy in ya..yb {
+                            let row = &xp[(yy * w) as usize..((yy + 1) * w) as usize];
+                            for &v in &row[xa as usize..xb.max(xa) as usize] {
+                                if v > m || v.is_nan() {
+                                    m = v;
+                                }
+                            }
+                        }
+                        m
+                    }
+                    Pool2dKind::Avg { include_pad } => {
+                        let mut s = 0f32;
+                        for yy in ya..yb {
+                            let row = &xp[(yy * w) as usize..((yy + 1) * w) as usize];
+                            s += row[xa as usize..xb.max(xa) as usize].iter().sum::<f32>();
+                        }
+                        let n = if include_pad {
+                            let cols_padded = (x0 + kw).min(wp) - x0.max(-pl);
+                            rows_padded.max(0) * cols_padded.max(0)
+                        } else {
+                            (yb - ya).max(0) * (xb - xa).max(0)
+                        };
+                        if n == 0 {
+                            0.0
+                        } else {
+                            s / n as f32
+                        }
+                    }
+                };
+                yp[oy * g.out[1] + ox] = v;
+            }
+        }
+    }
 
     #[test]
     fn max_and_average_with_padding() {
@@ -235,7 +294,7 @@ mod tests {
     }
 
     #[test]
-    fn separable_max_agrees_with_the_window_by_window_max() {
+    fn separable_max_and_average_agree_with_the_window_by_window_ones() {
         // odd and even widths (the stride-2 split has an odd tail), strides
         // 1 to 4, asymmetric pads and a NaN
         for (h, w, kernel, strides, pb, pe) in [
@@ -267,6 +326,18 @@ mod tests {
             assert_eq!(fast.len(), slow.len());
             for (a, b) in fast.iter().zip(&slow) {
                 assert!(a == b || (a.is_nan() && b.is_nan()), "{fast:?} vs {slow:?}");
+            }
+            x[20] = 0.25;
+            for include_pad in [false, true] {
+                let kind = Pool2dKind::Avg { include_pad };
+                let fast = pool2d_f32(&x, 1, &g, kind);
+                plane(&x, &mut slow, &g, kind);
+                for (a, b) in fast.iter().zip(&slow) {
+                    assert!(
+                        (a - b).abs() <= 1e-5 * b.abs().max(1.0),
+                        "{fast:?} vs {slow:?}"
+                    );
+                }
             }
         }
     }
