@@ -9,7 +9,7 @@
 # The corpus grows in fuzz/corpus/TARGET (not committed), starting from
 # fuzz/seeds/TARGET; crashes land in fuzz/artifacts/TARGET and make this
 # script fail. Every crash found is kept in fuzz/regressions/TARGET: those
-# inputs run first (and by `cargo test`, in tests/fuzz_regressions.rs).
+# inputs run first (and by `cargo test`, in tests/suite/fuzz_regressions.rs).
 # SECONDS=0 runs the regressions only.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,7 +2,7 @@
 """Regenerate tests/fixtures/text/NAME.onnx from NAME.txt with onnx.parser.
 
 Each .onnx file is what `onnx.parser.parse_model(text)` builds, serialized;
-`tests/text_syntax.rs` checks that `onnx_light::text::parse_model` builds
+`tests/suite/text_syntax.rs` checks that `onnx_light::text::parse_model` builds
 the same messages. Run with a Python that has `onnx` (tested with 1.23.2):
 
     python3 scripts/gen_text_fixtures.py

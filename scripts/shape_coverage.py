@@ -17,7 +17,7 @@ Usage: python3 scripts/shape_coverage.py [--no-build] [--keep-value-info] [MODEL
        python3 scripts/shape_coverage.py --real   (= --keep-value-info ../shared/models)
        python3 scripts/shape_coverage.py --real --record tests/real_models_peers.tsv
 (--record writes model, values and each peer's complete count, which
-tests/real_models.rs holds ours to.)
+tests/suite/real_models.rs holds ours to.)
 """
 import glob
 import os

@@ -1,7 +1,7 @@
 //! The binary's contract (SPEC §1): exit codes, script errors, clear
 //! one-line errors for bad input, and no panics.
 
-mod common;
+use crate::common;
 
 use common::{cmds, run, SEED};
 

@@ -2,7 +2,7 @@
 //! `scripts/runtime_events.repl` (snapshot) and the event log's JSON,
 //! field by field, as SPEC §5 fixes it.
 
-mod common;
+use crate::common;
 
 use common::{cmds, run, SEED};
 use serde_json::Value;

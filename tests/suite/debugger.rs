@@ -5,7 +5,7 @@
 //! `../shared/models` (skipped loudly when absent, unless
 //! `ONNX_LIGHT_REQUIRE_DATA` is set).
 
-mod common;
+use crate::common;
 
 use common::{cmds, data_missing, run, SEED};
 use std::path::PathBuf;

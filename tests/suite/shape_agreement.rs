@@ -4,7 +4,7 @@
 //! UNKNOWN, never MISMATCH. Also reports the share of values with a
 //! complete inferred shape.
 
-mod common;
+use crate::common;
 
 use onnx_light::runtime::conformance::{collect_cases, load_case};
 use onnx_light::runtime::{EventAction, EventKind, Plan, RunOptions};

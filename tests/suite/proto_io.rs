@@ -5,7 +5,7 @@
 //! `$ONNX_BACKEND_DIR/*/model.onnx`) and `../shared/models/*/model.onnx`,
 //! skipping, with a message, the folders that are absent.
 
-mod common;
+use crate::common;
 
 use common::TempDir;
 

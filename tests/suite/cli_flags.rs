@@ -2,7 +2,7 @@
 //! `help`, `-c` and scripts, `--` ending the options, and exit 2 for a bad
 //! invocation.
 
-mod common;
+use crate::common;
 
 use common::{cmds, run};
 use onnx_light::proto::to_proto;

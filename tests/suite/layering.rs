@@ -239,13 +239,13 @@ fn no_new_module_cycles() {
         .collect();
     assert!(
         new.is_empty(),
-        "module cycles not in KNOWN_CYCLES (tests/layering.rs); make the dependency \
+        "module cycles not in KNOWN_CYCLES (tests/suite/layering.rs); make the dependency \
          point one way:\n{}",
         new.concat()
     );
     assert!(
         gone.is_empty(),
-        "these KNOWN_CYCLES are gone: remove them from the list in tests/layering.rs: {gone:?}"
+        "these KNOWN_CYCLES are gone: remove them from the list in tests/suite/layering.rs: {gone:?}"
     );
 }
 

@@ -1,10 +1,10 @@
 //! The worked sessions in `scripts/` (beyond the seed walkthrough, which
-//! tests/walkthrough.rs covers), each run through the binary from the
+//! tests/suite/walkthrough.rs covers), each run through the binary from the
 //! repository root as a user would, its stdout and stderr snapshot-tested.
 //! Only what is genuinely nondeterministic is redacted: node times
 //! (`elapsed_us`) and bench milliseconds.
 
-mod common;
+use crate::common;
 
 use common::{data_missing, root, run};
 

@@ -4,7 +4,7 @@
 //! that has every rewrite and on the real models of `../shared/models`; an
 //! observed run still reports every original node and value.
 
-mod common;
+use crate::common;
 
 use common::{data_missing, models_dir};
 use ndarray::{ArrayD, IxDyn};

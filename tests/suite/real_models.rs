@@ -11,7 +11,7 @@
 //! so on stderr and passes, unless `ONNX_LIGHT_REQUIRE_DATA=1` (set by
 //! `.ci/run`), where a missing model is a failure.
 
-mod common;
+use crate::common;
 
 use onnx_light::proto::raw_to_typed;
 use onnx_light::proto::{self, GraphProto, ModelProto, TensorProto};

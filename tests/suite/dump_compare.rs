@@ -2,7 +2,7 @@
 //! (`../shared/models`, or `$ONNX_LIGHT_MODELS_DIR`), and their errors on
 //! a small inline model.
 
-mod common;
+use crate::common;
 
 use common::scaled_model::write_scaled_conv_weight;
 use common::{cmds, data_missing, models_dir, SEED};

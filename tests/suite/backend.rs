@@ -3,7 +3,7 @@
 //! recorded in `tests/backend_baseline.txt`. Skips, saying so, when the
 //! folder is absent.
 
-mod common;
+use crate::common;
 
 use onnx_light::runtime::conformance::{collect_cases, run_case};
 use onnx_light::runtime::tolerance::Tolerance;

@@ -4,7 +4,7 @@
 //! `scripts/gen_sklearn.py` writes (CI generates them into
 //! `target/sklearn-cases`; `ONNX_LIGHT_SKLEARN_CASES` points elsewhere).
 
-mod common;
+use crate::common;
 
 use common::{cmds, data_missing, root, run};
 

@@ -3,7 +3,7 @@
 //! and weights that cannot be used in place (misaligned, typed fields,
 //! small) are copied and counted as owned.
 
-mod common;
+use crate::common;
 
 use common::TempDir;
 

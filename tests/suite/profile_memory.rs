@@ -1,7 +1,7 @@
 //! `profile` and `memory`: time per operator type / node and live bytes per
 //! node of the last run, read off its event log.
 
-mod common;
+use crate::common;
 
 use common::{cmds, SEED};
 

@@ -256,9 +256,9 @@ fn ctrl_c_stops_a_runaway_loop_and_ends_the_script() {
         g (float[1] x) => (float[1] y) <bool c = {1}> {\n    \
         y = Loop(, c, x) <body = b (int64 i, bool cin, float[1] xin) => (bool cout, float[1] xout) {\n      \
         cout = Identity(cin)\n      xout = Identity(xin)\n    }>\n  }\n\
-        config events off\nconfig max-iterations 1000000000000\nrun x=rand(1)\neval 1+1\n";
+        config events off\nconfig max-iterations 1000000000000\neval 6*7\nrun x=rand(1)\neval 1+1\n";
     std::fs::write(&script, text).expect("the script is written");
-    let child = Command::new(env!("CARGO_BIN_EXE_onnx-light"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_onnx-light"))
         .args(["--no-color", "--keep-going"])
         .arg(&script)
         .stdin(Stdio::null())
@@ -266,20 +266,36 @@ fn ctrl_c_stops_a_runaway_loop_and_ends_the_script() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the binary starts");
-    std::thread::sleep(Duration::from_millis(1500));
+    // the line before `run` prints 42: once it is out, the loop is starting
+    // (a fixed sleep from spawn raced a loaded machine's slow start)
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout is piped"));
+    let mut before = String::new();
+    let started = Instant::now();
+    while !before.lines().any(|l| l.trim() == "42") {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut stdout, &mut line).expect("stdout reads");
+        assert!(
+            n > 0 && started.elapsed() < BOUND,
+            "no 42 before the run: {before}"
+        );
+        before.push_str(&line);
+    }
+    std::thread::sleep(Duration::from_millis(500));
     // SAFETY: kill(2) on our own child's pid.
     let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     assert_eq!(rc, 0);
     let started = Instant::now();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).expect("stdout reads");
     let out = child.wait_with_output().expect("the binary finishes");
     assert!(started.elapsed() < BOUND);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = before + &rest;
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     // `run` stops like at a breakpoint (inside the Loop body); the script
     // ends at that line
     assert!(
-        stderr.contains("runaway.repl:10: interrupted (Ctrl-C)"),
+        stderr.contains("runaway.repl:11: interrupted (Ctrl-C)"),
         "{stderr}"
     );
     assert!(

@@ -3,7 +3,7 @@
 //! `""` or `?`, and declared shapes in foreign syntax. Each is loaded,
 //! inferred, run and checked through the shell, as a user would.
 
-mod common;
+use crate::common;
 
 fn shell(script: &str) -> common::Output {
     let out = common::run(&["--no-color", "-c", script], None);
