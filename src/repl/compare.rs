@@ -8,7 +8,7 @@ use super::commands::{
 };
 use super::dump::tensor_of;
 use super::lex::{quote_name, unquote_name};
-use super::render::Data;
+use super::render::{Data, Format, Row};
 use super::tensor_expr;
 use super::{CmdError, Flow, Session};
 use crate::graph::NodeLabel;
@@ -18,7 +18,7 @@ use crate::runtime::dump::{read_entry, read_manifest, ManifestEntry};
 use crate::runtime::tolerance::{ATOL, RTOL};
 use crate::runtime::{Plan, PlannedNode, RunOptions};
 use crate::tensor::{DataType, Tensor, Value};
-use serde_json::json;
+use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -73,24 +73,121 @@ fn produced(nodes: &[PlannedNode], held: &HashMap<String, Value>) -> Vec<(ValueM
     out
 }
 
-fn node_json(n: &PlannedNode) -> serde_json::Value {
-    json!({"index": n.index, "op_type": n.op_type, "domain": n.domain, "name": n.name})
-}
-
 fn node_text(n: &PlannedNode) -> String {
     NodeLabel::new(n.index, &n.op_type, &n.name).to_string()
 }
 
 /// A number for JSON (infinity has no JSON form: null).
-fn num(x: f64) -> serde_json::Value {
+fn finite_or_null<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
     if x.is_finite() {
-        json!(x)
+        s.serialize_f64(*x)
     } else {
-        serde_json::Value::Null
+        s.serialize_none()
     }
 }
 
-struct Row {
+/// The node that writes a compared value.
+#[derive(Clone, Default, Serialize)]
+struct NodeRef {
+    index: usize,
+    op_type: String,
+    domain: String,
+    name: String,
+}
+
+/// One compared value: a row of `compare --all` (and of its CSV).
+#[derive(Default, Serialize)]
+struct CompareLine {
+    name: String,
+    #[serde(rename = "ref")]
+    reference: String,
+    node: NodeRef,
+    #[serde(serialize_with = "finite_or_null")]
+    max_abs: f64,
+    #[serde(serialize_with = "finite_or_null")]
+    max_rel: f64,
+    ok: bool,
+    /// Why the values could not be compared element by element.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problem: Option<String>,
+}
+
+impl CompareLine {
+    fn new(m: &Matched, name: &str, n: &PlannedNode) -> CompareLine {
+        CompareLine {
+            name: name.to_string(),
+            reference: m.reference.clone(),
+            node: NodeRef {
+                index: n.index,
+                op_type: n.op_type.clone(),
+                domain: n.domain.clone(),
+                name: n.name.clone(),
+            },
+            max_abs: m.diff.max_abs,
+            max_rel: m.diff.max_rel,
+            ok: m.diff.ok,
+            problem: m.problem.clone(),
+        }
+    }
+}
+
+impl Row for CompareLine {
+    const COLUMNS: &'static [&'static str] = &[
+        "name", "ref", "node", "op_type", "max_abs", "max_rel", "status",
+    ];
+
+    fn cell(&self, field: &str) -> Option<String> {
+        Some(match field {
+            "node" => self.node.index.to_string(),
+            "op_type" => self.node.op_type.clone(),
+            "max_abs" => format!("{:.3e}", self.max_abs),
+            "max_rel" => format!("{:.3e}", self.max_rel),
+            "status" => if self.ok { "OK" } else { "DIFF" }.to_string(),
+            _ => return None,
+        })
+    }
+}
+
+/// The first value that differs, as the JSON names it.
+#[derive(Serialize)]
+struct FirstDivergence {
+    node: NodeRef,
+    value: String,
+    ref_value: String,
+    #[serde(serialize_with = "finite_or_null")]
+    max_abs: f64,
+    #[serde(serialize_with = "finite_or_null")]
+    max_rel: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problem: Option<String>,
+}
+
+impl FirstDivergence {
+    fn new(l: &CompareLine) -> FirstDivergence {
+        FirstDivergence {
+            node: l.node.clone(),
+            value: l.name.clone(),
+            ref_value: l.reference.clone(),
+            max_abs: l.max_abs,
+            max_rel: l.max_rel,
+            problem: l.problem.clone(),
+        }
+    }
+}
+
+/// The JSON document of `compare` (`values` filled with --all).
+#[derive(Serialize)]
+struct CompareDoc {
+    first_divergence: Option<FirstDivergence>,
+    matched: usize,
+    unmatched: usize,
+    rtol: f64,
+    atol: f64,
+    values: Vec<CompareLine>,
+}
+
+/// One value of this model matched with one of the reference.
+struct Matched {
     cur: usize,
     reference: String,
     diff: Diff,
@@ -188,7 +285,7 @@ pub(super) fn cmd_compare(s: &mut Session, a: &Args) -> R<Flow> {
     let cur_metas: Vec<ValueMeta> = cur.iter().map(|(m, _)| m.clone()).collect();
     let matches = match_values(&cur_metas, &ref_metas);
 
-    let mut rows: Vec<Row> = Vec::new();
+    let mut rows: Vec<Matched> = Vec::new();
     for (i, m) in matches.iter().enumerate() {
         let Some(j) = *m else { continue };
         let Some(mine) = res.held.get(&cur_metas[i].name).and_then(tensor_of) else {
@@ -216,7 +313,7 @@ pub(super) fn cmd_compare(s: &mut Session, a: &Args) -> R<Flow> {
                 Some(e),
             ),
         };
-        rows.push(Row {
+        rows.push(Matched {
             cur: i,
             reference: ref_metas[j].name.clone(),
             diff: d,
@@ -228,107 +325,55 @@ pub(super) fn cmd_compare(s: &mut Session, a: &Args) -> R<Flow> {
     let first = rows.iter().find(|r| !r.diff.ok);
     let all = a.has("all");
 
-    let values_json: Vec<serde_json::Value> = if all {
-        rows.iter()
-            .map(|r| {
-                let mut j = json!({
-                    "name": cur_metas[r.cur].name,
-                    "ref": r.reference,
-                    "node": node_json(&nodes[cur[r.cur].1]),
-                    "max_abs": num(r.diff.max_abs),
-                    "max_rel": num(r.diff.max_rel),
-                    "ok": r.diff.ok,
-                });
-                if let Some(pr) = &r.problem {
-                    j["problem"] = json!(pr);
-                }
-                j
-            })
-            .collect()
-    } else {
-        Vec::new()
+    let line = |r: &Matched| CompareLine::new(r, &cur_metas[r.cur].name, &nodes[cur[r.cur].1]);
+    let doc = CompareDoc {
+        first_divergence: first.map(|r| FirstDivergence::new(&line(r))),
+        matched: rows.len(),
+        unmatched,
+        rtol,
+        atol,
+        values: Vec::new(),
     };
-    let first_json = match first {
-        Some(r) => {
-            let mut j = json!({
-                "node": node_json(&nodes[cur[r.cur].1]),
-                "value": cur_metas[r.cur].name,
-                "ref_value": r.reference,
-                "max_abs": num(r.diff.max_abs),
-                "max_rel": num(r.diff.max_rel),
-            });
-            if let Some(pr) = &r.problem {
-                j["problem"] = json!(pr);
-            }
-            j
+    // the table lists every value with --all; CSV the first divergence
+    // without it; the JSON's `values` are all of them with --all
+    let listed: Vec<CompareLine> = match (all, a.format) {
+        (true, _) => rows.iter().map(line).collect(),
+        (false, Format::Csv) => first.into_iter().map(line).collect(),
+        (false, _) => Vec::new(),
+    };
+    let data = Data::from_rows(&listed).in_document(|values| {
+        let mut doc = serde_json::to_value(doc).unwrap_or(serde_json::Value::Null);
+        if all {
+            doc["values"] = values;
         }
-        None => serde_json::Value::Null,
-    };
-    let doc = json!({
-        "first_divergence": first_json,
-        "matched": rows.len(),
-        "unmatched": unmatched,
-        "rtol": rtol,
-        "atol": atol,
-        "values": values_json,
+        doc
     });
-    let row_cells = |r: &Row| -> Vec<String> {
-        vec![
-            cur_metas[r.cur].name.clone(),
-            r.reference.clone(),
-            nodes[cur[r.cur].1].index.to_string(),
-            nodes[cur[r.cur].1].op_type.clone(),
-            format!("{:.3e}", r.diff.max_abs),
-            format!("{:.3e}", r.diff.max_rel),
-            if r.diff.ok { "OK" } else { "DIFF" }.to_string(),
-        ]
-    };
-    let headers = [
-        "name", "ref", "node", "op_type", "max_abs", "max_rel", "status",
-    ];
-    match a.format {
-        super::render::Format::Json => {
-            s.say(serde_json::to_string_pretty(&doc).unwrap_or_default());
-        }
-        super::render::Format::Csv => {
-            let mut d = Data::new(&headers, doc);
-            let shown: Vec<&Row> = if all {
-                rows.iter().collect()
-            } else {
-                first.into_iter().collect()
-            };
-            d.rows = shown.into_iter().map(row_cells).collect();
-            emit(s, a, d);
-        }
-        super::render::Format::Table => {
-            let line = match first {
-                Some(r) => format!(
-                    "first divergence: {} writes {} (max abs diff {:.3e}, max rel diff {:.3e}; rtol {rtol}, atol {atol}){}; {} value{} matched",
-                    node_text(&nodes[cur[r.cur].1]),
-                    quote_name(&cur_metas[r.cur].name),
-                    r.diff.max_abs,
-                    r.diff.max_rel,
-                    match (&r.problem, r.reference == cur_metas[r.cur].name) {
-                        (Some(pr), _) => format!(" [{pr}]"),
-                        (None, true) => String::new(),
-                        (None, false) => format!(" [REF's {}]", quote_name(&r.reference)),
-                    },
-                    rows.len(),
-                    if rows.len() == 1 { "" } else { "s" }
-                ),
-                None => format!(
-                    "no divergence ({} value{} matched)",
-                    rows.len(),
-                    if rows.len() == 1 { "" } else { "s" }
-                ),
-            };
-            s.say(line);
-            if all {
-                let mut d = Data::new(&headers, doc);
-                d.rows = rows.iter().map(row_cells).collect();
-                emit(s, a, d);
-            }
-        }
+    if a.format == Format::Table {
+        let text = match first {
+            Some(r) => format!(
+                "first divergence: {} writes {} (max abs diff {:.3e}, max rel diff {:.3e}; rtol {rtol}, atol {atol}){}; {} value{} matched",
+                node_text(&nodes[cur[r.cur].1]),
+                quote_name(&cur_metas[r.cur].name),
+                r.diff.max_abs,
+                r.diff.max_rel,
+                match (&r.problem, r.reference == cur_metas[r.cur].name) {
+                    (Some(pr), _) => format!(" [{pr}]"),
+                    (None, true) => String::new(),
+                    (None, false) => format!(" [REF's {}]", quote_name(&r.reference)),
+                },
+                rows.len(),
+                if rows.len() == 1 { "" } else { "s" }
+            ),
+            None => format!(
+                "no divergence ({} value{} matched)",
+                rows.len(),
+                if rows.len() == 1 { "" } else { "s" }
+            ),
+        };
+        s.say(text);
+    }
+    if a.format != Format::Table || all {
+        emit(s, a, data);
     }
     s.status(format!(
         "compared in {:.0} ms: {} value{} matched, {unmatched} of this model's values without a counterpart in {ref_path}",

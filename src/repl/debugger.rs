@@ -20,7 +20,7 @@ use crate::runtime::debug::{
 use crate::runtime::{Plan, RunError, RunOptions, RunResult};
 use crate::tensor::Value;
 use serde::Serialize;
-use serde_json::{json, Value as Json};
+use serde_json::json;
 use std::collections::HashMap;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -483,13 +483,99 @@ pub fn cmd_finish(s: &mut Session, _: &Args) -> R<Flow> {
     resume(s, Resume::Finish)
 }
 
-/// One input of the stopped node, as `where` shows it.
+/// One input of the stopped node: a row of `where`.
+#[derive(Default, Serialize)]
 struct InputRow {
     name: String,
     elem_type: String,
     shape: Option<Vec<usize>>,
-    stats: Option<crate::tensor::Stats>,
+    min: Option<f64>,
+    max: Option<f64>,
+    mean: Option<f64>,
+    std: Option<f64>,
+    nan: Option<usize>,
+    inf: Option<usize>,
+    /// What the shape column says of a value that is not a tensor.
+    #[serde(skip)]
     note: String,
+    /// Significant digits of the statistics in the table.
+    #[serde(skip)]
+    precision: usize,
+}
+
+impl InputRow {
+    fn new(
+        name: &str,
+        elem_type: String,
+        shape: Option<Vec<usize>>,
+        stats: Option<crate::tensor::Stats>,
+        note: String,
+    ) -> InputRow {
+        let st = stats.as_ref();
+        InputRow {
+            name: name.to_string(),
+            elem_type,
+            shape,
+            min: st.and_then(|x| x.min),
+            max: st.and_then(|x| x.max),
+            mean: st.and_then(|x| x.mean),
+            std: st.and_then(|x| x.std),
+            nan: st.map(|x| x.nan),
+            inf: st.map(|x| x.inf),
+            note,
+            precision: 0,
+        }
+    }
+}
+
+impl Row for InputRow {
+    const COLUMNS: &'static [&'static str] = &[
+        "input",
+        "elem_type",
+        "shape",
+        "min",
+        "max",
+        "mean",
+        "std",
+        "nan",
+        "inf",
+    ];
+
+    fn cell(&self, field: &str) -> Option<String> {
+        let stat = |x: Option<f64>| {
+            x.map_or(String::new(), |x| {
+                crate::tensor::format_scalar(x, self.precision)
+            })
+        };
+        Some(match field {
+            "input" => quote_name(&self.name),
+            "shape" => self
+                .shape
+                .as_deref()
+                .map(tuple)
+                .unwrap_or_else(|| self.note.clone()),
+            "min" => stat(self.min),
+            "max" => stat(self.max),
+            "mean" => stat(self.mean),
+            "std" => stat(self.std),
+            _ => return None,
+        })
+    }
+}
+
+/// One value alive at the stop, with its bytes: a row of `where`.
+#[derive(Default, Serialize)]
+struct AliveRow {
+    name: String,
+    bytes: usize,
+}
+
+impl Row for AliveRow {
+    const COLUMNS: &'static [&'static str] = &["alive (largest first)", "bytes"];
+
+    fn cell(&self, field: &str) -> Option<String> {
+        (field == "alive (largest first)").then(|| quote_name(&self.name))
+    }
 }
 
 /// Alive values `where` lists as text (JSON lists them all).
@@ -510,17 +596,17 @@ pub fn cmd_where(s: &mut Session, a: &Args) -> R<Flow> {
                     Value::Optional(Some(inner)) => inner.as_tensor(),
                     other => other.as_tensor(),
                 });
-                InputRow {
-                    name: n.clone(),
-                    elem_type: val.map(|x| x.dtype().to_string()).unwrap_or_default(),
-                    shape: t.map(|t| t.shape().to_vec()),
-                    stats: t.and_then(|t| t.stats()),
-                    note: match val {
+                InputRow::new(
+                    n,
+                    val.map(|x| x.dtype().to_string()).unwrap_or_default(),
+                    t.map(|t| t.shape().to_vec()),
+                    t.and_then(|t| t.stats()),
+                    match val {
                         None => "(no value)".into(),
                         Some(x) if t.is_none() => x.describe(),
                         _ => String::new(),
                     },
-                }
+                )
             })
             .collect();
         (inputs, v.alive())
@@ -529,64 +615,31 @@ pub fn cmd_where(s: &mut Session, a: &Args) -> R<Flow> {
     let Some(st) = s.paused.as_ref().map(|p| p.stop.clone()) else {
         return Err(not_paused());
     };
-    let num = |x: Option<f64>| json!(x);
-    let j = json!({
-        "node": {"index": st.index, "op_type": st.op_type, "domain": st.domain, "name": st.name},
-        "inputs": inputs.iter().map(|r| json!({
-            "name": r.name,
-            "elem_type": r.elem_type,
-            "shape": r.shape,
-            "min": num(r.stats.as_ref().and_then(|x| x.min)),
-            "max": num(r.stats.as_ref().and_then(|x| x.max)),
-            "mean": num(r.stats.as_ref().and_then(|x| x.mean)),
-            "std": num(r.stats.as_ref().and_then(|x| x.std)),
-            "nan": r.stats.as_ref().map(|x| x.nan),
-            "inf": r.stats.as_ref().map(|x| x.inf),
-        })).collect::<Vec<_>>(),
-        "alive": alive.iter().map(|(n, b)| json!({"name": n, "bytes": b})).collect::<Vec<_>>(),
-    });
+    let p = s.config.precision;
+    let inputs: Vec<InputRow> = inputs
+        .into_iter()
+        .map(|r| InputRow { precision: p, ..r })
+        .collect();
+    let d = Data::from_rows(&inputs);
     if a.format == Format::Json {
+        let alive: Vec<AliveRow> = alive
+            .iter()
+            .map(|(n, b)| AliveRow {
+                name: n.clone(),
+                bytes: *b,
+            })
+            .collect();
+        let node =
+            json!({"index": st.index, "op_type": st.op_type, "domain": st.domain, "name": st.name});
+        let j = json!({"node": node, "inputs": d.json, "alive": alive});
         s.say(serde_json::to_string_pretty(&j).unwrap_or_default());
         return Ok(Flow::Continue);
     }
-    let p = s.config.precision;
-    let f = |x: Option<f64>| x.map_or(String::new(), |x| crate::tensor::format_scalar(x, p));
-    let mut d = Data::new(
-        &[
-            "input",
-            "elem_type",
-            "shape",
-            "min",
-            "max",
-            "mean",
-            "std",
-            "nan",
-            "inf",
-        ],
-        Json::Null,
-    );
-    for r in &inputs {
-        let st = r.stats.as_ref();
-        d.rows.push(vec![
-            quote_name(&r.name),
-            r.elem_type.clone(),
-            r.shape
-                .as_deref()
-                .map(tuple)
-                .unwrap_or_else(|| r.note.clone()),
-            f(st.and_then(|x| x.min)),
-            f(st.and_then(|x| x.max)),
-            f(st.and_then(|x| x.mean)),
-            f(st.and_then(|x| x.std)),
-            st.map(|x| x.nan.to_string()).unwrap_or_default(),
-            st.map(|x| x.inf.to_string()).unwrap_or_default(),
-        ]);
-    }
-    let mut text = format!("stopped {}", st.describe());
     if a.format == Format::Csv {
         s.say(d.render(Format::Csv));
         return Ok(Flow::Continue);
     }
+    let mut text = format!("stopped {}", st.describe());
     if !inputs.is_empty() {
         text.push('\n');
         text.push_str(&d.render(Format::Table));
@@ -595,10 +648,15 @@ pub fn cmd_where(s: &mut Session, a: &Args) -> R<Flow> {
     // the largest first; a real model holds hundreds of small weights
     let mut largest: Vec<&(String, usize)> = alive.iter().collect();
     largest.sort_by(|x, y| y.1.cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
-    let mut al = Data::new(&["alive (largest first)", "bytes"], Json::Null);
-    for (n, b) in largest.iter().take(WHERE_ALIVE_ROWS) {
-        al.rows.push(vec![quote_name(n), b.to_string()]);
-    }
+    let shown: Vec<AliveRow> = largest
+        .iter()
+        .take(WHERE_ALIVE_ROWS)
+        .map(|(n, b)| AliveRow {
+            name: n.clone(),
+            bytes: *b,
+        })
+        .collect();
+    let al = Data::from_rows(&shown);
     text.push_str(&format!(
         "\n{} value{} alive, {} bytes",
         alive.len(),
