@@ -7,6 +7,7 @@ use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{AttributeProto, NodeProto};
 use crate::tensor::{Elem, Tensor, Value};
 
+#[allow(dead_code)] // kept for attribute-form tests
 pub fn ints(name: &str, v: &[i64]) -> AttributeProto {
     AttributeProto {
         name: Some(name.into()),

@@ -261,6 +261,30 @@ pub struct Plan {
     fast: Option<Rewritten>,
 }
 
+/// `kernel` with node-local constant inputs (see `graph::upgrade`) at
+/// their slots, after the inputs the step passes.
+fn bind_local(kernel: Kernel, consts: &[(usize, Vec<i64>)]) -> Kernel {
+    let consts: Vec<(usize, Value)> = consts
+        .iter()
+        .map(|(i, v)| {
+            let t = crate::tensor::Tensor::from_vec(&[v.len()], v.clone())
+                .expect("a 1-D tensor of its own length");
+            (*i, Value::Tensor(t))
+        })
+        .collect();
+    let width = consts.iter().map(|c| c.0 + 1).max().unwrap_or(0);
+    Box::new(move |cx, ins| {
+        let mut all: Vec<Option<&Value>> = ins.to_vec();
+        if all.len() < width {
+            all.resize(width, None);
+        }
+        for (i, v) in &consts {
+            all[*i] = Some(v);
+        }
+        kernel(cx, &all)
+    })
+}
+
 /// Orders a node list, finds each intermediate's last reader, builds the
 /// kernels (fused Conv kernels where `fusion` says) and marks the constant
 /// steps. `init_names` are the names readable without a node (initializers,
@@ -321,11 +345,15 @@ fn build_steps(
                 Err(e) => Err(KernelError(e.to_string())),
             }
         };
+        // the kernel is built for the node's newest form, its node-local
+        // constants bound into it; the step keeps the inputs as written
+        let upgraded = crate::graph::upgrade(n, opsets.default_domain());
+        let un = upgraded.as_ref().map_or(n, |u| &u.node);
         let mistyped = std::cell::Cell::new(None);
         let info = NodeInfo {
-            node: n,
+            node: un,
             opset,
-            attrs: Attrs::recording(n, &mistyped),
+            attrs: Attrs::recording(un, &mistyped),
             compile: &compile,
         };
         let epilogue = fusion.and_then(|f| f.epilogue.get(k).cloned().flatten());
@@ -346,6 +374,10 @@ fn build_steps(
             node: NodeLabel::of(i, n).to_string(),
             source,
         })?;
+        let kernel = match upgraded {
+            Some(u) if !u.consts.is_empty() => bind_local(kernel, &u.consts),
+            _ => kernel,
+        };
         let mut ins: Vec<Option<String>> = n
             .input
             .iter()

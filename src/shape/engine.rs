@@ -521,12 +521,24 @@ impl Engine {
             } else {
                 format!("{scope}: {who}")
             };
+            // the rule sees the node in its operator's newest form, its
+            // node-local constants as known inputs (never in `env`)
+            let upgraded = crate::graph::upgrade(node, self.opsets.default_domain());
+            let node = upgraded.as_ref().map_or(node, |u| &u.node);
+            let local = |n: &str| {
+                upgraded.as_ref().and_then(|u| {
+                    let i = node.input.iter().position(|s| s == n)?;
+                    u.consts.iter().find(|c| c.0 == i).map(|c| &c.1)
+                })
+            };
             let inputs: Vec<Option<TypeInfo>> = node
                 .input
                 .iter()
                 .map(|n| {
                     if n.is_empty() {
                         None
+                    } else if let Some(c) = local(n) {
+                        Some(TypeInfo::fixed(DataType::Int64, &[c.len() as i64]))
                     } else {
                         env.get(n).map(|k| k.ty.clone())
                     }
@@ -538,6 +550,8 @@ impl Engine {
                 .map(|n| {
                     if n.is_empty() {
                         None
+                    } else if let Some(c) = local(n) {
+                        Some(SymValue::vector(c.iter().map(|&v| Expr::int(v)).collect()))
                     } else {
                         env.get(n).and_then(|k| k.value.clone())
                     }

@@ -1,4 +1,6 @@
-//! `Split`: the input cut along `axis` into the sizes `split` lists, or
+//! `Split` (opset 13 form and later; older ones are upgraded by
+//! `graph::upgrade`): the input cut along `axis` into the sizes input
+//! `split` lists, or
 //! into `num_outputs` (or as many as outputs) near-equal parts.
 
 use super::axes_input::axes_arg;
@@ -22,7 +24,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
         return Ok(());
     };
     let ax = crate::ops::shape_rules::norm_axis(cx.attrs.int_or("axis", 0), shape.len())?;
-    let sizes: Vec<Dim> = match axes_arg(cx, "split", 13, 1) {
+    let sizes: Vec<Dim> = match axes_arg(cx, 1) {
         Err(()) => vec![None; n],
         Ok(Some(s)) => s.into_iter().map(int_dim).collect(),
         Ok(None) => match (&shape[ax], cx.attrs.int("num_outputs")) {
@@ -52,23 +54,12 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
 
 pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let axis = info.attrs.int_or("axis", 0);
-    let attr_split = if info.opset < 13 {
-        info.attrs.ints("split")
-    } else {
-        None
-    };
-    // Split-1 also took the sizes as an optional second input
-    let from_input = info.opset >= 13 || (info.opset < 2 && attr_split.is_none());
     let num_outputs = info.attrs.int("num_outputs");
     let n_out = info.node.output.len();
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         let ax = crate::ops::kernels::norm_axis(axis, x.rank())?;
-        let sp = if from_input {
-            opt_ints_in(ins, 1)?
-        } else {
-            attr_split.clone()
-        };
+        let sp = opt_ints_in(ins, 1)?;
         let sizes = split_sizes(x.shape()[ax], sp.as_deref(), n_out, num_outputs)?;
         let mut outs = Vec::with_capacity(sizes.len());
         let mut start = 0usize;

@@ -1,5 +1,5 @@
-//! `Squeeze`: the input without its size-1 axes (those of `axes`, an
-//! attribute before opset 13 and an input from then on).
+//! `Squeeze` (opset 13 form, older ones are upgraded by `graph::upgrade`):
+//! the input without its size-1 axes (those of input `axes`, else all).
 
 use super::axes_input::axes_arg;
 use crate::bail;
@@ -12,7 +12,7 @@ use crate::value_type::Dim;
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
-    let Ok(axes) = axes_arg(cx, "axes", 13, 1) else {
+    let Ok(axes) = axes_arg(cx, 1) else {
         let r = cx
             .rank(0)
             .zip(input_len(cx, 1))
@@ -67,19 +67,10 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
 }
 
 pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let attr = if info.opset < 13 {
-        info.attrs.ints("axes")
-    } else {
-        None
-    };
-    let from_input = info.opset >= 13;
+    let _ = info;
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
-        let axes = if from_input {
-            opt_ints_in(ins, 1)?
-        } else {
-            attr.clone()
-        };
+        let axes = opt_ints_in(ins, 1)?;
         let r = x.rank();
         let shape: Vec<usize> = match axes {
             Some(ax) => {
@@ -141,6 +132,6 @@ mod tests {
 
     #[test]
     fn squeeze_of_a_longer_axis_fails() {
-        assert!(run(kernel, 11, vec![ints("axes", &[0])], vec![v1(&[7, 8])], 1).is_err());
+        assert!(run(kernel, 13, vec![], vec![v1(&[7, 8]), v1(&[0])], 1).is_err());
     }
 }

@@ -1,5 +1,5 @@
-//! `Unsqueeze`: the input with size-1 axes inserted at `axes` (an
-//! attribute before opset 13 and an input from then on).
+//! `Unsqueeze` (opset 13 form, older ones are upgraded by
+//! `graph::upgrade`): the input with size-1 axes inserted at input `axes`.
 
 use super::axes_input::axes_arg;
 use super::squeeze::propagate_reshape;
@@ -12,7 +12,7 @@ use crate::value_type::Dim;
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
-    let axes = match axes_arg(cx, "axes", 13, 1) {
+    let axes = match axes_arg(cx, 1) {
         Ok(Some(a)) => a,
         _ => {
             let n = cx.declared_rank(1)?;
@@ -46,20 +46,10 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
 }
 
 pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let attr = if info.opset < 13 {
-        info.attrs.ints("axes")
-    } else {
-        None
-    };
-    let from_input = info.opset >= 13;
+    let _ = info;
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
-        let axes = if from_input {
-            ints_in(ins, 1)?
-        } else {
-            attr.clone()
-                .ok_or_else(|| KernelError::new("Unsqueeze needs 'axes'"))?
-        };
+        let axes = ints_in(ins, 1)?;
         let r = x.rank() + axes.len();
         let ax = norm_axes(&axes, r)?;
         let mut it = x.shape().iter();
@@ -88,14 +78,7 @@ mod tests {
 
     #[test]
     fn unsqueeze_negative_axes() {
-        let u = run(
-            kernel,
-            11,
-            vec![ints("axes", &[0, -1])],
-            vec![v1(&[7, 8])],
-            1,
-        )
-        .unwrap();
+        let u = run(kernel, 13, vec![], vec![v1(&[7, 8]), v1(&[0, -1])], 1).unwrap();
         assert_eq!(u[0].shape(), &[1, 2, 1]);
     }
 }

@@ -36,12 +36,8 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
     let keep = cx.attrs.int_or("keepdims", 1) != 0;
     let noop = cx.attrs.int_or("noop_with_empty_axes", 0) != 0;
-    let since = if cx.node.op_type() == "ReduceSum" {
-        13
-    } else {
-        18
-    };
-    let from_input = cx.opset >= since;
+    // old attribute forms are upgraded by `graph::upgrade`: axes is input 1
+    let from_input = true;
     let Some(shape) = cx.shape(0).map(|s| s.to_vec()) else {
         cx.set_tensor(0, elem, None);
         return Ok(());
@@ -113,15 +109,6 @@ pub enum Red {
     LogSum,
     LogSumExp,
     SumSquare,
-}
-
-/// The opset from which a reduction takes its axes as an input.
-fn axes_input_since(op: Red) -> i64 {
-    if op == Red::Sum {
-        13
-    } else {
-        18
-    }
 }
 
 /// The elements of `a` with the masked axes moved last: (flat values,
@@ -340,19 +327,10 @@ pub fn reduce_tensor(
 fn reduce_builder(info: &NodeInfo, op: Red) -> Result<Kernel, KernelError> {
     let keep = info.attrs.int_or("keepdims", 1) != 0;
     let noop = info.attrs.int_or("noop_with_empty_axes", 0) != 0;
-    let from_input = info.opset >= axes_input_since(op);
-    let attr_axes = if from_input {
-        None
-    } else {
-        info.attrs.ints("axes")
-    };
+    let _ = op;
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
-        let axes = if from_input {
-            opt_ints_in(ins, 1)?
-        } else {
-            attr_axes.clone()
-        };
+        let axes = opt_ints_in(ins, 1)?;
         let r = x.rank();
         let mut mask = vec![false; r];
         match axes {
