@@ -18,4 +18,4 @@ mod upgrade;
 pub use label::NodeLabel;
 pub use opsets::Opsets;
 pub use order::{implicit_inputs, OrderError, Schedule};
-pub use upgrade::{is_local, upgrade, Upgraded};
+pub use upgrade::{is_local, upgrade, LocalConst, Upgraded};

@@ -2,13 +2,14 @@
 //! operator is rewritten into the newest form, so shape rules and kernels
 //! implement one form only.
 //!
-//! The forms differ in where an integer list lives: an attribute in old
-//! opsets, an input from some opset on (Squeeze/Unsqueeze `axes` from 13,
-//! Split `split` from 13, ReduceSum `axes` from 13, the other Reduce*
-//! `axes` from 18). The
-//! rewritten node reads the list from a *node-local constant input*: its
+//! The forms differ in where a parameter lives: an attribute in old
+//! opsets, an input from some opset on (Slice `starts`/`ends`/`axes` and
+//! TopK `k` from 10, Pad `pads`/`value` and Clip `min`/`max` from 11,
+//! Squeeze/Unsqueeze `axes`, Split `split` and ReduceSum `axes` from 13,
+//! the other Reduce* `axes` from 18). The
+//! rewritten node reads the parameter from a *node-local constant input*: its
 //! input slot holds a reserved name ([`is_local`]) that names no graph
-//! value, and the list itself travels beside the node in
+//! value, and the value itself travels beside the node in
 //! [`Upgraded::consts`]. The shape engine hands it to the rule as a known
 //! input value and the plan binds it into the node's kernel; neither ever
 //! enters a value table, so it appears in no event log, no `infer`/`show`
@@ -30,23 +31,71 @@ pub fn is_local(name: &str) -> bool {
     name.starts_with(LOCAL_PREFIX)
 }
 
+/// The value of a node-local constant input.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LocalConst {
+    /// A 1-D int64 list (axes, sizes, starts, pads, `k`).
+    Ints(Vec<i64>),
+    /// A scalar of the element type of the node's first input (Clip's
+    /// bounds, Pad's fill value): the type is known only once the input's
+    /// is, so whoever binds the constant makes it of that type.
+    ScalarOfInput0(f64),
+}
+
 /// A node rewritten into its operator's newest form.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Upgraded {
     /// The node in the newest form; its node-local inputs have reserved
     /// names.
     pub node: NodeProto,
-    /// The node-local constant inputs: input slot and a 1-D int64 value.
-    pub consts: Vec<(usize, Vec<i64>)>,
+    /// The node-local constant inputs: input slot and value.
+    pub consts: Vec<(usize, LocalConst)>,
 }
 
-/// Where one operator's integer list moved from an attribute to an input.
+/// How an attribute's value becomes an input's.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// The attribute's integer list.
+    Ints,
+    /// The attribute's integer, as a list of one.
+    Int,
+    /// The attribute's float, as a scalar of the first input's type.
+    Float,
+}
+
+/// Where one attribute of an operator moved to an input.
 struct Move {
-    op: &'static str,
     attr: &'static str,
     input: usize,
-    since: i64,
+    kind: Kind,
 }
+
+/// The attribute moves of an operator, and the opset version from which
+/// the operator takes the inputs instead.
+struct Moves {
+    since: i64,
+    moves: &'static [Move],
+}
+
+const fn mv(attr: &'static str, input: usize, kind: Kind) -> Move {
+    Move { attr, input, kind }
+}
+
+const AXES_1: &[Move] = &[mv("axes", 1, Kind::Ints)];
+const SPLIT_13: &[Move] = &[mv("split", 1, Kind::Ints)];
+const SLICE_10: &[Move] = &[
+    mv("starts", 1, Kind::Ints),
+    mv("ends", 2, Kind::Ints),
+    mv("axes", 3, Kind::Ints),
+];
+const TOPK_10: &[Move] = &[mv("k", 1, Kind::Int)];
+/// `paddings` is Pad-1's name of `pads`.
+const PAD_11: &[Move] = &[
+    mv("pads", 1, Kind::Ints),
+    mv("paddings", 1, Kind::Ints),
+    mv("value", 2, Kind::Float),
+];
+const CLIP_11: &[Move] = &[mv("min", 1, Kind::Float), mv("max", 2, Kind::Float)];
 
 const REDUCE_18: &[&str] = &[
     "ReduceL1",
@@ -60,22 +109,17 @@ const REDUCE_18: &[&str] = &[
     "ReduceSumSquare",
 ];
 
-fn find_move(op: &str) -> Option<Move> {
-    let m = |op, attr, input, since| Move {
-        op,
-        attr,
-        input,
-        since,
-    };
+fn find_moves(op: &str) -> Option<Moves> {
+    let m = |since, moves| Some(Moves { since, moves });
     match op {
-        "Squeeze" => Some(m("Squeeze", "axes", 1, 13)),
-        "Unsqueeze" => Some(m("Unsqueeze", "axes", 1, 13)),
-        "ReduceSum" => Some(m("ReduceSum", "axes", 1, 13)),
-        "Split" => Some(m("Split", "split", 1, 13)),
-        _ => REDUCE_18
-            .iter()
-            .find(|&&r| r == op)
-            .map(|&r| m(r, "axes", 1, 18)),
+        "Squeeze" | "Unsqueeze" | "ReduceSum" => m(13, AXES_1),
+        "Split" => m(13, SPLIT_13),
+        "Slice" => m(10, SLICE_10),
+        "TopK" => m(10, TOPK_10),
+        "Pad" => m(11, PAD_11),
+        "Clip" => m(11, CLIP_11),
+        _ if REDUCE_18.contains(&op) => m(18, AXES_1),
+        _ => None,
     }
 }
 
@@ -85,24 +129,36 @@ pub fn upgrade(node: &NodeProto, opset: i64) -> Option<Upgraded> {
     if !crate::proto::canonical_domain(node.domain()).is_empty() {
         return None;
     }
-    let mv = find_move(node.op_type())?;
-    if opset >= mv.since {
+    let ms = find_moves(node.op_type())?;
+    if opset >= ms.since {
         return None;
     }
-    debug_assert_eq!(mv.op, node.op_type());
     let mut out = node.clone();
-    let pos = out.attribute.iter().position(|a| a.name() == mv.attr);
     let mut consts = vec![];
-    // an absent attribute is an absent input (or, in Split-1, the sizes
-    // given as an input already)
-    if let Some(p) = pos {
+    let mut slots = vec![];
+    for m in ms.moves {
+        // an absent attribute is an absent input (or, in Split-1, the
+        // sizes given as an input already)
+        let Some(p) = out.attribute.iter().position(|a| a.name() == m.attr) else {
+            continue;
+        };
         let a = out.attribute.remove(p);
-        out.input.truncate(mv.input);
-        while out.input.len() < mv.input {
-            out.input.push(String::new());
+        let value = match m.kind {
+            Kind::Ints => LocalConst::Ints(a.ints.clone()),
+            Kind::Int => LocalConst::Ints(vec![a.i()]),
+            Kind::Float => LocalConst::ScalarOfInput0(a.f() as f64),
+        };
+        consts.push((m.input, value));
+        slots.push((m.input, format!("{LOCAL_PREFIX}{}", m.attr)));
+    }
+    // the old forms take no input where the moved ones go
+    if let Some(first) = slots.iter().map(|s| s.0).min() {
+        let width = slots.iter().map(|s| s.0 + 1).max().unwrap_or(0);
+        out.input.truncate(first);
+        out.input.resize(width, String::new());
+        for (i, name) in slots {
+            out.input[i] = name;
         }
-        out.input.push(format!("{LOCAL_PREFIX}{}", mv.attr));
-        consts.push((mv.input, a.ints.clone()));
     }
     Some(Upgraded { node: out, consts })
 }
@@ -136,7 +192,7 @@ mod tests {
         assert_eq!(u.node.input.len(), 2, "{op}");
         assert_eq!(u.node.input[0], "x");
         assert!(is_local(&u.node.input[1]));
-        assert_eq!(u.consts, vec![(1, vec![0, -1])]);
+        assert_eq!(u.consts, vec![(1, LocalConst::Ints(vec![0, -1]))]);
         assert_eq!(upgrade(&node(op, &["x", "a"], None), new), None, "{op}");
     }
 
@@ -153,7 +209,7 @@ mod tests {
         n.attribute[0].name = Some("split".into());
         let u = upgrade(&n, 11).unwrap();
         assert!(u.node.attribute.is_empty());
-        assert_eq!(u.consts, vec![(1, vec![2, 3])]);
+        assert_eq!(u.consts, vec![(1, LocalConst::Ints(vec![2, 3]))]);
         // Split-1 could give the sizes as an input already
         let u = upgrade(&node("Split", &["x", "s"], None), 1).unwrap();
         assert_eq!(u.node.input, vec!["x".to_string(), "s".to_string()]);

@@ -1,7 +1,7 @@
 //! The plan (built once per model) and the executor.
 
 use super::events::{Event, EventAction, EventKind, EventNode};
-use crate::graph::{implicit_inputs, NodeLabel, Opsets, Schedule};
+use crate::graph::{implicit_inputs, LocalConst, NodeLabel, Opsets, Schedule};
 use crate::ops::kernel::{Kernel, KernelError, NodeInfo, Part, RunCtx, Subgraph};
 use crate::ops::{self, Attrs};
 use crate::proto::{
@@ -262,24 +262,48 @@ pub struct Plan {
 }
 
 /// `kernel` with node-local constant inputs (see `graph::upgrade`) at
-/// their slots, after the inputs the step passes.
-fn bind_local(kernel: Kernel, consts: &[(usize, Vec<i64>)]) -> Kernel {
-    let consts: Vec<(usize, Value)> = consts
+/// their slots, after the inputs the step passes. A scalar of the first
+/// input's type is made of that type at each run (a scalar: no cost).
+fn bind_local(kernel: Kernel, consts: &[(usize, LocalConst)]) -> Kernel {
+    enum Bound {
+        Ready(Box<Value>),
+        OfInput0(f64),
+    }
+    let consts: Vec<(usize, Bound)> = consts
         .iter()
-        .map(|(i, v)| {
-            let t = crate::tensor::Tensor::from_vec(&[v.len()], v.clone())
-                .expect("a 1-D tensor of its own length");
-            (*i, Value::Tensor(t))
+        .map(|(i, c)| {
+            let b = match c {
+                LocalConst::Ints(v) => Bound::Ready(Box::new(Value::Tensor(
+                    crate::tensor::Tensor::from_vec(&[v.len()], v.clone())
+                        .expect("a 1-D tensor of its own length"),
+                ))),
+                LocalConst::ScalarOfInput0(x) => Bound::OfInput0(*x),
+            };
+            (*i, b)
         })
         .collect();
     let width = consts.iter().map(|c| c.0 + 1).max().unwrap_or(0);
     Box::new(move |cx, ins| {
+        let made: Vec<Option<Value>> = consts
+            .iter()
+            .map(|(_, b)| match b {
+                Bound::Ready(_) => Ok(None),
+                Bound::OfInput0(x) => {
+                    let dtype = crate::ops::kernel::tensor_in(ins, 0)?.dtype();
+                    crate::ops::kernels::manip::tensor_from_f64(dtype, &[], vec![*x])
+                        .map(|t| Some(Value::Tensor(t)))
+                }
+            })
+            .collect::<Result<_, KernelError>>()?;
         let mut all: Vec<Option<&Value>> = ins.to_vec();
         if all.len() < width {
             all.resize(width, None);
         }
-        for (i, v) in &consts {
-            all[*i] = Some(v);
+        for ((i, b), m) in consts.iter().zip(&made) {
+            all[*i] = match (b, m) {
+                (Bound::Ready(v), _) => Some(&**v),
+                (_, m) => m.as_ref(),
+            };
         }
         kernel(cx, &all)
     })

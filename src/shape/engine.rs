@@ -2,7 +2,7 @@
 //! rules, merges inferred types with declared ones, and writes value_info.
 
 use crate::expr::{Bindings, Expr};
-use crate::graph::{NodeLabel, Opsets, Schedule};
+use crate::graph::{LocalConst, NodeLabel, Opsets, Schedule};
 use crate::ops::ShapeRule;
 use crate::ops::{self, Attrs};
 use crate::ops::{InferCtx, ShapeError, SymValue};
@@ -531,6 +531,11 @@ impl Engine {
                     u.consts.iter().find(|c| c.0 == i).map(|c| &c.1)
                 })
             };
+            let first = node
+                .input
+                .first()
+                .and_then(|n| env.get(n))
+                .and_then(|k| k.ty.elem());
             let inputs: Vec<Option<TypeInfo>> = node
                 .input
                 .iter()
@@ -538,7 +543,12 @@ impl Engine {
                     if n.is_empty() {
                         None
                     } else if let Some(c) = local(n) {
-                        Some(TypeInfo::fixed(DataType::Int64, &[c.len() as i64]))
+                        match c {
+                            LocalConst::Ints(v) => {
+                                Some(TypeInfo::fixed(DataType::Int64, &[v.len() as i64]))
+                            }
+                            LocalConst::ScalarOfInput0(_) => first.map(|e| TypeInfo::fixed(e, &[])),
+                        }
                     } else {
                         env.get(n).map(|k| k.ty.clone())
                     }
@@ -551,7 +561,13 @@ impl Engine {
                     if n.is_empty() {
                         None
                     } else if let Some(c) = local(n) {
-                        Some(SymValue::vector(c.iter().map(|&v| Expr::int(v)).collect()))
+                        match c {
+                            LocalConst::Ints(v) => {
+                                Some(SymValue::vector(v.iter().map(|&v| Expr::int(v)).collect()))
+                            }
+                            // a float scalar carries no shape value
+                            LocalConst::ScalarOfInput0(_) => None,
+                        }
                     } else {
                         env.get(n).and_then(|k| k.value.clone())
                     }

@@ -18,6 +18,7 @@ mod hostile_inputs;
 mod layering;
 mod ml_domain;
 mod ml_tree_ensembles;
+mod opset_upgrade;
 mod plan_passes;
 mod profile_memory;
 mod proto_io;

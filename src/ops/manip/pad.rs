@@ -5,12 +5,11 @@ use crate::bail;
 use crate::expr::Expr;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::kernels::manip::{
-    axes_positions, gather_flat, gather_flat_fill, ints_in, norm_axes, opt_ints_in, out1,
-    tensor_from_f64, MAX_ELEMS,
+    axes_positions, gather_flat, gather_flat_fill, ints_in, norm_axes, opt_ints_in, out1, MAX_ELEMS,
 };
 use crate::ops::shape_rules::norm_axis;
 use crate::ops::{InferCtx, ShapeError};
-use crate::tensor::{DataType, Tensor};
+use crate::tensor::Tensor;
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
@@ -19,19 +18,9 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
         return Ok(());
     };
     let r = shape.len();
-    let pads: Option<Vec<Expr>> = if cx.opset < 2 {
-        cx.attrs
-            .ints("paddings")
-            .map(|v| v.into_iter().map(Expr::int).collect())
-    } else if cx.opset < 11 {
-        cx.attrs
-            .ints("pads")
-            .map(|v| v.into_iter().map(Expr::int).collect())
-    } else {
-        // pads that depend on data are fresh symbols
-        cx.shape_value_or_fresh(1)
-    };
-    let axes: Option<Vec<usize>> = if cx.opset >= 18 && cx.has_input(3) {
+    // pads that depend on data are fresh symbols
+    let pads: Option<Vec<Expr>> = cx.shape_value_or_fresh(1);
+    let axes: Option<Vec<usize>> = if cx.has_input(3) {
         match cx.ints(3) {
             Some(a) => Some(
                 a.iter()
@@ -75,40 +64,15 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
     if !["constant", "reflect", "edge", "wrap"].contains(&mode.as_str()) {
         bail!("unknown Pad mode '{mode}'");
     }
-    let attr_pads = if info.opset < 2 {
-        info.attrs.ints("paddings")
-    } else if info.opset < 11 {
-        info.attrs.ints("pads")
-    } else {
-        None
-    };
-    let attr_value = info.attrs.float_or("value", 0.0) as f64;
-    let old = info.opset < 11;
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         let r = x.rank();
-        let pads = if old {
-            attr_pads
-                .clone()
-                .ok_or_else(|| KernelError::new("Pad needs 'pads'"))?
-        } else {
-            ints_in(ins, 1)?
+        let pads = ints_in(ins, 1)?;
+        let fill = match crate::ops::kernel::opt_tensor_in(ins, 2)? {
+            Some(v) if !v.is_empty() => v.reshape(&[]).or_else(|_| gather_flat(v, &[0], &[]))?,
+            _ => Tensor::zeros(x.dtype(), &[])?,
         };
-        let fill = if old {
-            if x.dtype() == DataType::String {
-                Tensor::scalar(String::new())
-            } else {
-                tensor_from_f64(x.dtype(), &[], vec![attr_value])?
-            }
-        } else {
-            match crate::ops::kernel::opt_tensor_in(ins, 2)? {
-                Some(v) if !v.is_empty() => {
-                    v.reshape(&[]).or_else(|_| gather_flat(v, &[0], &[]))?
-                }
-                _ => Tensor::zeros(x.dtype(), &[])?,
-            }
-        };
-        let axes = match if old { None } else { opt_ints_in(ins, 3)? } {
+        let axes = match opt_ints_in(ins, 3)? {
             Some(a) => norm_axes(&a, r)?,
             None => (0..r).collect(),
         };

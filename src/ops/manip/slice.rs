@@ -1,5 +1,6 @@
 //! `Slice`: the elements from `starts` to `ends` by `steps` on `axes`
-//! (attributes before opset 10, inputs from then on), clamped as ONNX says.
+//! (inputs; the attributes of opsets before 10 are moved to inputs by
+//! `graph::upgrade`), clamped as ONNX says.
 
 use super::symbolic_dims::int_dim;
 use crate::expr::Expr;
@@ -20,29 +21,20 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
         return Ok(());
     };
     let r = shape.len();
-    let args = if cx.opset < 10 {
-        Some((
-            cx.attrs.ints("starts"),
-            cx.attrs.ints("ends"),
-            Ok(cx.attrs.ints("axes")),
-            Ok(None),
-        ))
-    } else {
-        Some((
-            cx.ints(1),
-            cx.ints(2),
-            if cx.has_input(3) {
-                cx.ints(3).map(Some).ok_or(())
-            } else {
-                Ok(None)
-            },
-            if cx.has_input(4) {
-                cx.ints(4).map(Some).ok_or(())
-            } else {
-                Ok(None)
-            },
-        ))
-    };
+    let args = Some((
+        cx.ints(1),
+        cx.ints(2),
+        if cx.has_input(3) {
+            cx.ints(3).map(Some).ok_or(())
+        } else {
+            Ok(None)
+        },
+        if cx.has_input(4) {
+            cx.ints(4).map(Some).ok_or(())
+        } else {
+            Ok(None)
+        },
+    ));
     let Some((Some(starts), Some(ends), Ok(axes), Ok(steps))) = args else {
         // the sliced sizes depend on data
         let dims = (0..r).map(|_| Some(cx.fresh())).collect();
@@ -79,34 +71,15 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     Ok(())
 }
 
-pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let attrs = if info.opset < 10 {
-        Some((
-            info.attrs.ints("starts"),
-            info.attrs.ints("ends"),
-            info.attrs.ints("axes"),
-        ))
-    } else {
-        None
-    };
+pub fn kernel(_: &NodeInfo) -> Result<Kernel, KernelError> {
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
-        let (starts, ends, axes, steps) = match &attrs {
-            Some((s, e, a)) => (
-                s.clone()
-                    .ok_or_else(|| KernelError::new("Slice needs 'starts'"))?,
-                e.clone()
-                    .ok_or_else(|| KernelError::new("Slice needs 'ends'"))?,
-                a.clone(),
-                None,
-            ),
-            None => (
-                ints_in(ins, 1)?,
-                ints_in(ins, 2)?,
-                opt_ints_in(ins, 3)?,
-                opt_ints_in(ins, 4)?,
-            ),
-        };
+        let (starts, ends, axes, steps) = (
+            ints_in(ins, 1)?,
+            ints_in(ins, 2)?,
+            opt_ints_in(ins, 3)?,
+            opt_ints_in(ins, 4)?,
+        );
         let r = x.rank();
         let axes = axes.unwrap_or_else(|| (0..starts.len() as i64).collect());
         let steps = steps.unwrap_or_else(|| vec![1; starts.len()]);

@@ -3,7 +3,6 @@
 
 use super::sort_keys::{key_cmp, keys};
 use crate::bail;
-use crate::expr::Expr;
 use crate::ops::kernel::{tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::kernels::manip::{checked_numel, gather_flat, ints_in};
 use crate::ops::{InferCtx, ShapeError};
@@ -17,11 +16,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
         return Ok(());
     };
     let ax = crate::ops::shape_rules::norm_axis(cx.attrs.int_or("axis", -1), shape.len())?;
-    let k = if cx.opset < 10 {
-        cx.attrs.int("k").map(Expr::int)
-    } else {
-        cx.value(1).and_then(|v| v.values.first().cloned())
-    };
+    let k = cx.value(1).and_then(|v| v.values.first().cloned());
     shape[ax] = k;
     cx.set_tensor(0, elem, Some(shape.clone()));
     cx.set_tensor(1, DataType::Int64, Some(shape));
@@ -31,19 +26,11 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
 pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let axis = info.attrs.int_or("axis", -1);
     let largest = info.attrs.int_or("largest", 1) != 0;
-    let attr_k = if info.opset < 10 {
-        info.attrs.int("k")
-    } else {
-        None
-    };
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
-        let k = match attr_k {
-            Some(k) => k,
-            None => match ints_in(ins, 1)?[..] {
-                [k] => k,
-                _ => bail!("TopK K must have one element"),
-            },
+        let k = match ints_in(ins, 1)?[..] {
+            [k] => k,
+            _ => bail!("TopK K must have one element"),
         };
         let ax = crate::ops::kernels::norm_axis(axis, x.rank())?;
         let n = x.shape()[ax];
