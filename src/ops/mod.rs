@@ -75,10 +75,11 @@ pub use attrs::{AttrTypeError, Attrs};
 pub use infer_ctx::{InferCtx, ShapeError, ShapeRule, SymValue};
 pub use kernel_error::KernelError;
 
-use crate::proto::canonical_domain;
+use crate::proto::{canonical_domain, display_domain};
 use kernel::KernelBuilder;
 
 /// One operator: where it lives, how its shapes are inferred, how it runs.
+#[derive(Debug)]
 pub struct OpDef {
     /// `""` for the default ONNX domain.
     pub domain: &'static str,
@@ -98,16 +99,92 @@ pub struct OpDef {
 /// Finds the operator for a node's domain, op type and the model's opset
 /// version of that domain.
 pub fn lookup(domain: &str, op_type: &str, opset: i64) -> Option<&'static OpDef> {
+    resolve(domain, op_type, opset).ok()
+}
+
+/// The newest opset version of each standard domain, as the ONNX release
+/// the operators follow defines them (ONNX 1.23: `onnx.defs` lists
+/// ai.onnx up to 28, ai.onnx.ml up to 5). A model importing a newer one
+/// may mean anything by any operator, so its standard nodes are refused;
+/// other domains (a converter's own) carry no such bound.
+pub const NEWEST_OPSETS: &[(&str, i64)] =
+    &[("", 28), ("ai.onnx.ml", 5), ("ai.onnx.preview.training", 1)];
+
+/// Why a node's operator has no definition at the model's opset: the
+/// message names the operator, the domain and the versions involved.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Unsupported {
+    /// No version of the operator is implemented (or it does not exist).
+    #[error("operator '{op_type}' of domain '{}' is not implemented", display_domain(.domain))]
+    Unknown { op_type: String, domain: String },
+    /// The operator exists from a later opset than the model imports.
+    #[error(
+        "operator '{op_type}' of domain '{}' first appears in opset {first}; the model imports opset {opset}",
+        display_domain(.domain)
+    )]
+    BeforeFirstVersion {
+        op_type: String,
+        domain: String,
+        first: i64,
+        opset: i64,
+    },
+    /// The model imports an opset newer than any the standard has.
+    #[error(
+        "operator '{op_type}': the model imports opset {opset} of domain '{}', newer than {newest}, the newest onnx-light knows",
+        display_domain(.domain)
+    )]
+    NewerOpset {
+        op_type: String,
+        domain: String,
+        opset: i64,
+        newest: i64,
+    },
+}
+
+/// The definition a node of `op_type` in `domain` runs with when the model
+/// imports `opset` of that domain (the entry with the greatest `since` not
+/// after it), or why there is none.
+pub fn resolve(domain: &str, op_type: &str, opset: i64) -> Result<&'static OpDef, Unsupported> {
     let domain = canonical_domain(domain);
-    tables::all()
-        .filter(|d| d.domain == domain && d.op_type == op_type && d.since <= opset)
+    if let Some(&(_, newest)) = NEWEST_OPSETS.iter().find(|(d, _)| *d == domain) {
+        if opset > newest {
+            return Err(Unsupported::NewerOpset {
+                op_type: op_type.to_string(),
+                domain: domain.to_string(),
+                opset,
+                newest,
+            });
+        }
+    }
+    let versions = || tables::all().filter(|d| d.domain == domain && d.op_type == op_type);
+    if let Some(d) = versions()
+        .filter(|d| d.since <= opset)
         .max_by_key(|d| d.since)
+    {
+        return Ok(d);
+    }
+    match versions().map(|d| d.since).min() {
+        Some(first) => Err(Unsupported::BeforeFirstVersion {
+            op_type: op_type.to_string(),
+            domain: domain.to_string(),
+            first,
+            opset,
+        }),
+        None => Err(Unsupported::Unknown {
+            op_type: op_type.to_string(),
+            domain: domain.to_string(),
+        }),
+    }
 }
 
 /// Whether a node of this operator gives the same outputs for the same
-/// inputs; unknown operators count as deterministic (they cannot run).
-pub fn is_deterministic(domain: &str, op_type: &str, opset: i64) -> bool {
-    lookup(domain, op_type, opset).is_none_or(|d| d.deterministic)
+/// inputs, in every version; unknown operators count as deterministic
+/// (they cannot run).
+pub fn is_deterministic(domain: &str, op_type: &str) -> bool {
+    let domain = canonical_domain(domain);
+    tables::all()
+        .filter(|d| d.domain == domain && d.op_type == op_type)
+        .all(|d| d.deterministic)
 }
 
 /// Every operator in the table.
@@ -185,5 +262,36 @@ mod tests {
         assert!(lookup("ai.onnx", "Add", 18).is_some());
         assert!(lookup("", "Add", 18).is_some());
         assert!(lookup("", "NoSuchOp", 18).is_none());
+    }
+
+    #[test]
+    fn an_unsupported_version_is_refused_by_name() {
+        let e = resolve("", "Gelu", 18).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "operator 'Gelu' of domain 'ai.onnx' first appears in opset 20; the model imports opset 18"
+        );
+        let e = resolve("ai.onnx", "Relu", 29).unwrap_err();
+        assert!(
+            matches!(e, Unsupported::NewerOpset { newest: 28, .. }),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .contains("opset 29 of domain 'ai.onnx', newer than 28"),
+            "{e}"
+        );
+        let e = resolve("ai.onnx.ml", "NoSuchOp", 3).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "operator 'NoSuchOp' of domain 'ai.onnx.ml' is not implemented"
+        );
+        // a converter's own domain has no newest opset
+        assert!(matches!(
+            resolve("com.example", "Relu", 99),
+            Err(Unsupported::Unknown { .. })
+        ));
+        assert_eq!(resolve("", "Gelu", 20).unwrap().since, 20);
+        assert_eq!(resolve("", "Relu", 28).unwrap().op_type, "Relu");
     }
 }

@@ -4,9 +4,7 @@ use super::events::{Event, EventAction, EventKind, EventNode};
 use crate::graph::{implicit_inputs, LocalConst, NodeLabel, Opsets, Schedule};
 use crate::ops::kernel::{Kernel, KernelError, NodeInfo, Part, RunCtx, Subgraph};
 use crate::ops::{self, Attrs};
-use crate::proto::{
-    canonical_domain, display_domain, GraphProto, ModelProto, NodeProto, TypeProto,
-};
+use crate::proto::{canonical_domain, GraphProto, ModelProto, NodeProto, TypeProto};
 use crate::tensor::{DataType, Value};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -24,12 +22,12 @@ pub enum PlanError {
     NoGraph,
     #[error("{node}: the model imports no opset for domain '{domain}'")]
     NoOpset { node: String, domain: String },
-    #[error("{node}: operator '{op_type}' of domain '{domain}' (opset {opset}) is not supported")]
+    /// No definition of the node's operator at the model's opset.
+    #[error("{node}: {source}")]
     Unsupported {
         node: String,
-        op_type: String,
-        domain: String,
-        opset: i64,
+        #[source]
+        source: ops::Unsupported,
     },
     /// The operator's kernel builder refused the node (a bad or mistyped
     /// attribute, an unsupported form).
@@ -356,11 +354,9 @@ fn build_steps(
             }
         };
         let def =
-            ops::lookup(domain, n.op_type(), opset).ok_or_else(|| PlanError::Unsupported {
+            ops::resolve(domain, n.op_type(), opset).map_err(|source| PlanError::Unsupported {
                 node: NodeLabel::of(i, n).to_string(),
-                op_type: n.op_type().to_string(),
-                domain: display_domain(domain).to_string(),
-                opset,
+                source,
             })?;
         let builder = def.kernel;
         let compile = |g: &GraphProto| -> Result<Arc<dyn Subgraph>, KernelError> {

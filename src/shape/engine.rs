@@ -173,7 +173,7 @@ struct Engine {
     report: InferReport,
     equations: BTreeMap<String, Expr>,
     /// Rules looked up so far, by (domain, op type).
-    rules: HashMap<(String, String), Option<ShapeRule>>,
+    rules: HashMap<(String, String), Result<ShapeRule, ops::Unsupported>>,
 }
 
 fn sym_value_of(t: &crate::proto::TensorProto) -> Option<SymValue> {
@@ -349,13 +349,18 @@ fn bind_node(
 
 impl Engine {
     /// The shape rule of an operator, cached by (domain, op type).
-    fn rule(&mut self, domain: &str, op_type: &str, opset: i64) -> Option<ShapeRule> {
+    fn rule(
+        &mut self,
+        domain: &str,
+        op_type: &str,
+        opset: i64,
+    ) -> Result<ShapeRule, ops::Unsupported> {
         if let Some(r) = self.rules.get(&(domain.to_string(), op_type.to_string())) {
-            return *r;
+            return r.clone();
         }
-        let r = ops::lookup(domain, op_type, opset).map(|d| d.shape);
+        let r = ops::resolve(domain, op_type, opset).map(|d| d.shape);
         self.rules
-            .insert((domain.to_string(), op_type.to_string()), r);
+            .insert((domain.to_string(), op_type.to_string()), r.clone());
         r
     }
 
@@ -589,11 +594,11 @@ impl Engine {
             };
             let opset = self.opsets.get(domain);
             let rule = match (function, opset) {
-                (None, Some(v)) => self.rule(domain, node.op_type(), v),
+                (None, Some(v)) => Some((v, self.rule(domain, node.op_type(), v))),
                 _ => None,
             };
-            match (function, opset, rule) {
-                (Some(f), _, _) => {
+            match (function, rule) {
+                (Some(f), _) => {
                     let (o, ov, warnings) = self.call_function(f, node, &inputs, &values);
                     for w in warnings {
                         self.report.warnings.push(format!("{who}: {w}"));
@@ -603,14 +608,11 @@ impl Engine {
                         out_values[k] = v;
                     }
                 }
-                (None, None, _) => self.report.warnings.push(format!(
+                (None, None) => self.report.warnings.push(format!(
                     "{who}: the model imports no opset for domain '{domain}'"
                 )),
-                (None, Some(v), None) => self.report.warnings.push(format!(
-                    "{who}: no shape rule for '{}' (domain '{domain}', opset {v})",
-                    node.op_type()
-                )),
-                (None, Some(opset), Some(rule)) => {
+                (None, Some((_, Err(why)))) => self.report.warnings.push(format!("{who}: {why}")),
+                (None, Some((opset, Ok(rule)))) => {
                     let fresh = self.fresh.clone();
                     let env_ref = &env;
                     let mut sub_reports: Vec<(Vec<ValueReport>, Vec<String>)> = vec![];

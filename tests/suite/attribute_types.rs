@@ -93,8 +93,14 @@ fn plan_errors_are_matchable_with_their_cause_as_source() {
     }
     let m = text::parse_model(&model("y = NoSuchOp (x)")).unwrap();
     match Plan::new(&m).err() {
-        Some(PlanError::Unsupported { op_type, opset, .. }) => {
-            assert_eq!((op_type.as_str(), opset), ("NoSuchOp", 18))
+        Some(PlanError::Unsupported {
+            node,
+            source: onnx_light::ops::Unsupported::Unknown { op_type, domain },
+        }) => {
+            assert_eq!(
+                (node.as_str(), op_type.as_str(), domain.as_str()),
+                ("node 0 (NoSuchOp)", "NoSuchOp", "")
+            )
         }
         other => panic!("expected PlanError::Unsupported, got {other:?}"),
     }

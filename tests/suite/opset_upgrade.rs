@@ -106,3 +106,24 @@ fn node_local_constants_appear_in_no_listing_or_event() {
         assert!(!text.contains('\0'), "{text}");
     }
 }
+
+/// A version the table does not cover is refused by name: an operator
+/// older models cannot have, and an opset newer than the standard's.
+#[test]
+fn an_unsupported_version_is_refused_by_name() {
+    let o = cmds(
+        r#"parse <ir_version: 8, opset_import: ["" : 18]> g (float[2] x) => (float[2] y) { y = Gelu(x) }; infer; run x=[1,2]"#,
+    );
+    let want = "node 0 (Gelu): operator 'Gelu' of domain 'ai.onnx' first appears in opset 20; the model imports opset 18";
+    assert!(o.stderr.contains(want), "{}", o.stderr);
+    assert!(o.stderr.contains(&format!("error: {want}")), "{}", o.stderr);
+    let o = cmds(
+        r#"parse <ir_version: 8, opset_import: ["" : 29]> g (float[2] x) => (float[2] y) { y = Relu(x) }; run x=[1,2]"#,
+    );
+    assert_ne!(o.code, 0);
+    assert!(
+        o.stderr.contains("node 0 (Relu): operator 'Relu': the model imports opset 29 of domain 'ai.onnx', newer than 28, the newest onnx-light knows"),
+        "{}",
+        o.stderr
+    );
+}
