@@ -5,6 +5,7 @@
 //! The forms differ in where a parameter lives: an attribute in old
 //! opsets, an input from some opset on (Slice `starts`/`ends`/`axes` and
 //! TopK `k` from 10, Pad `pads`/`value` and Clip `min`/`max` from 11,
+//! Reshape `shape` from 5, DFT `axis` from 20,
 //! Squeeze/Unsqueeze `axes`, Split `split` and ReduceSum `axes` from 13,
 //! the other Reduce* `axes` from 18). The
 //! rewritten node reads the parameter from a *node-local constant input*: its
@@ -19,6 +20,7 @@
 //! it reads `NodeProto` and writes a copy, below every engine.
 
 use crate::proto::NodeProto;
+use crate::tensor::Tensor;
 
 /// Prefix of the reserved input names of node-local constants. A NUL
 /// character cannot come from a textual model and no graph value is
@@ -34,12 +36,24 @@ pub fn is_local(name: &str) -> bool {
 /// The value of a node-local constant input.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LocalConst {
-    /// A 1-D int64 list (axes, sizes, starts, pads, `k`).
+    /// A 1-D int64 list (axes, sizes, starts, pads, `k`, a shape).
     Ints(Vec<i64>),
     /// A scalar of the element type of the node's first input (Clip's
     /// bounds, Pad's fill value): the type is known only once the input's
     /// is, so whoever binds the constant makes it of that type.
     ScalarOfInput0(f64),
+}
+
+impl LocalConst {
+    /// The constant as a tensor, when its type does not depend on the
+    /// node's inputs (every kind but [`LocalConst::ScalarOfInput0`]).
+    pub fn fixed_tensor(&self) -> Option<Tensor> {
+        let t = match self {
+            LocalConst::Ints(v) => Tensor::from_vec(&[v.len()], v.clone()),
+            LocalConst::ScalarOfInput0(_) => return None,
+        };
+        t.ok()
+    }
 }
 
 /// A node rewritten into its operator's newest form.
@@ -59,6 +73,9 @@ enum Kind {
     Ints,
     /// The attribute's integer, as a list of one.
     Int,
+    /// The attribute's integer as a list of one, or the old form's default
+    /// when the attribute is absent (where the new form's default differs).
+    IntOr(i64),
     /// The attribute's float, as a scalar of the first input's type.
     Float,
 }
@@ -96,6 +113,9 @@ const PAD_11: &[Move] = &[
     mv("value", 2, Kind::Float),
 ];
 const CLIP_11: &[Move] = &[mv("min", 1, Kind::Float), mv("max", 2, Kind::Float)];
+const RESHAPE_5: &[Move] = &[mv("shape", 1, Kind::Ints)];
+/// DFT-17's axis defaults to 1, DFT-20's input to -2.
+const DFT_20: &[Move] = &[mv("axis", 2, Kind::IntOr(1))];
 
 const REDUCE_18: &[&str] = &[
     "ReduceL1",
@@ -118,6 +138,8 @@ fn find_moves(op: &str) -> Option<Moves> {
         "TopK" => m(10, TOPK_10),
         "Pad" => m(11, PAD_11),
         "Clip" => m(11, CLIP_11),
+        "Reshape" => m(5, RESHAPE_5),
+        "DFT" => m(20, DFT_20),
         _ if REDUCE_18.contains(&op) => m(18, AXES_1),
         _ => None,
     }
@@ -139,14 +161,13 @@ pub fn upgrade(node: &NodeProto, opset: i64) -> Option<Upgraded> {
     for m in ms.moves {
         // an absent attribute is an absent input (or, in Split-1, the
         // sizes given as an input already)
-        let Some(p) = out.attribute.iter().position(|a| a.name() == m.attr) else {
-            continue;
-        };
-        let a = out.attribute.remove(p);
-        let value = match m.kind {
-            Kind::Ints => LocalConst::Ints(a.ints.clone()),
-            Kind::Int => LocalConst::Ints(vec![a.i()]),
-            Kind::Float => LocalConst::ScalarOfInput0(a.f() as f64),
+        let found = out.attribute.iter().position(|a| a.name() == m.attr);
+        let value = match (found.map(|p| out.attribute.remove(p)), m.kind) {
+            (Some(a), Kind::Ints) => LocalConst::Ints(a.ints.clone()),
+            (Some(a), Kind::Int | Kind::IntOr(_)) => LocalConst::Ints(vec![a.i()]),
+            (Some(a), Kind::Float) => LocalConst::ScalarOfInput0(a.f() as f64),
+            (None, Kind::IntOr(d)) => LocalConst::Ints(vec![d]),
+            (None, _) => continue,
         };
         consts.push((m.input, value));
         slots.push((m.input, format!("{LOCAL_PREFIX}{}", m.attr)));
@@ -228,6 +249,60 @@ mod tests {
         let u = upgrade(&node("ReduceMean", &["x"], None), 13).unwrap();
         assert_eq!(u.node.input, vec!["x".to_string()]);
         assert!(u.consts.is_empty());
+    }
+
+    #[test]
+    fn reshape_shape_becomes_an_input_at_5() {
+        let mut n = node("Reshape", &["x"], Some(&[2, -1]));
+        n.attribute[0].name = Some("shape".into());
+        let u = upgrade(&n, 4).unwrap();
+        assert!(u.node.attribute.is_empty());
+        assert_eq!(u.consts, vec![(1, LocalConst::Ints(vec![2, -1]))]);
+        assert_eq!(upgrade(&node("Reshape", &["x", "s"], None), 5), None);
+    }
+
+    #[test]
+    fn topk_k_becomes_a_list_of_one_and_floats_a_scalar_of_the_input() {
+        let mut n = node("TopK", &["x"], None);
+        n.attribute.push(AttributeProto {
+            name: Some("k".into()),
+            i: Some(3),
+            r#type: Some(2),
+            ..Default::default()
+        });
+        let u = upgrade(&n, 9).unwrap();
+        assert_eq!(u.consts, vec![(1, LocalConst::Ints(vec![3]))]);
+        // Clip with only a max: slot 1 stays empty
+        let mut n = node("Clip", &["x"], None);
+        n.attribute.push(AttributeProto {
+            name: Some("max".into()),
+            f: Some(6.0),
+            r#type: Some(1),
+            ..Default::default()
+        });
+        let u = upgrade(&n, 6).unwrap();
+        assert_eq!(u.node.input.len(), 3);
+        assert_eq!(u.node.input[1], "");
+        assert!(is_local(&u.node.input[2]));
+        assert_eq!(u.consts, vec![(2, LocalConst::ScalarOfInput0(6.0))]);
+        assert_eq!(LocalConst::ScalarOfInput0(6.0).fixed_tensor(), None);
+        assert_eq!(
+            LocalConst::Ints(vec![1, 2])
+                .fixed_tensor()
+                .map(|t| t.shape().to_vec()),
+            Some(vec![2])
+        );
+    }
+
+    #[test]
+    fn dft_axis_becomes_input_2_with_the_old_default() {
+        let u = upgrade(&node("DFT", &["x", "n"], None), 17).unwrap();
+        assert_eq!(u.node.input.len(), 3);
+        assert_eq!(u.node.input[1], "n");
+        assert_eq!(u.consts, vec![(2, LocalConst::Ints(vec![1]))]);
+        let u = upgrade(&node("DFT", &["x"], None), 17).unwrap();
+        assert_eq!(u.node.input[1], "");
+        assert_eq!(upgrade(&node("DFT", &["x"], None), 20), None);
     }
 
     #[test]

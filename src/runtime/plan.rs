@@ -266,16 +266,18 @@ fn bind_local(kernel: Kernel, consts: &[(usize, LocalConst)]) -> Kernel {
     enum Bound {
         Ready(Box<Value>),
         OfInput0(f64),
+        Missing,
     }
     let consts: Vec<(usize, Bound)> = consts
         .iter()
         .map(|(i, c)| {
-            let b = match c {
-                LocalConst::Ints(v) => Bound::Ready(Box::new(Value::Tensor(
-                    crate::tensor::Tensor::from_vec(&[v.len()], v.clone())
-                        .expect("a 1-D tensor of its own length"),
-                ))),
-                LocalConst::ScalarOfInput0(x) => Bound::OfInput0(*x),
+            let b = match (c, c.fixed_tensor()) {
+                (_, Some(t)) => Bound::Ready(Box::new(Value::Tensor(t))),
+                (LocalConst::ScalarOfInput0(x), None) => Bound::OfInput0(*x),
+                // a list the tensor cannot hold (never: a 1-D tensor of
+                // its own length) binds nothing, and the kernel says the
+                // input is missing
+                (_, None) => Bound::Missing,
             };
             (*i, b)
         })
@@ -285,7 +287,7 @@ fn bind_local(kernel: Kernel, consts: &[(usize, LocalConst)]) -> Kernel {
         let made: Vec<Option<Value>> = consts
             .iter()
             .map(|(_, b)| match b {
-                Bound::Ready(_) => Ok(None),
+                Bound::Ready(_) | Bound::Missing => Ok(None),
                 Bound::OfInput0(x) => {
                     let dtype = crate::ops::kernel::tensor_in(ins, 0)?.dtype();
                     crate::ops::kernels::manip::tensor_from_f64(dtype, &[], vec![*x])

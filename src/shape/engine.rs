@@ -2,7 +2,7 @@
 //! rules, merges inferred types with declared ones, and writes value_info.
 
 use crate::expr::{Bindings, Expr};
-use crate::graph::{LocalConst, NodeLabel, Opsets, Schedule};
+use crate::graph::{NodeLabel, Opsets, Schedule};
 use crate::ops::ShapeRule;
 use crate::ops::{self, Attrs};
 use crate::ops::{InferCtx, ShapeError, SymValue};
@@ -548,11 +548,9 @@ impl Engine {
                     if n.is_empty() {
                         None
                     } else if let Some(c) = local(n) {
-                        match c {
-                            LocalConst::Ints(v) => {
-                                Some(TypeInfo::fixed(DataType::Int64, &[v.len() as i64]))
-                            }
-                            LocalConst::ScalarOfInput0(_) => first.map(|e| TypeInfo::fixed(e, &[])),
+                        match c.fixed_tensor() {
+                            Some(t) => Some(TypeInfo::fixed(t.dtype(), &[t.len() as i64])),
+                            None => first.map(|e| TypeInfo::fixed(e, &[])),
                         }
                     } else {
                         env.get(n).map(|k| k.ty.clone())
@@ -566,13 +564,9 @@ impl Engine {
                     if n.is_empty() {
                         None
                     } else if let Some(c) = local(n) {
-                        match c {
-                            LocalConst::Ints(v) => {
-                                Some(SymValue::vector(v.iter().map(|&v| Expr::int(v)).collect()))
-                            }
-                            // a float scalar carries no shape value
-                            LocalConst::ScalarOfInput0(_) => None,
-                        }
+                        // a scalar of the input's type carries no shape
+                        // value
+                        c.fixed_tensor().and_then(|t| SymValue::of_tensor(&t))
                     } else {
                         env.get(n).and_then(|k| k.value.clone())
                     }

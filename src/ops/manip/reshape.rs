@@ -12,13 +12,8 @@ use crate::value_type::Dim;
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = cx.elem_req(0)?;
     let allowzero = cx.attrs.int_or("allowzero", 0) != 0;
-    let target: Option<Vec<Expr>> = if cx.opset < 5 {
-        cx.attrs
-            .ints("shape")
-            .map(|v| v.into_iter().map(Expr::int).collect())
-    } else {
-        cx.value(1).map(|v| v.values.clone())
-    };
+    // Reshape-1's shape attribute is upgraded by `graph::upgrade` to input 1
+    let target: Option<Vec<Expr>> = cx.value(1).map(|v| v.values.clone());
     let Some(target) = target else {
         // rank known from the shape input's length
         // rank known from the shape input's length; the sizes depend on data
@@ -110,17 +105,9 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
 
 pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
     let allowzero = info.attrs.int_or("allowzero", 0) != 0;
-    let attr_shape = if info.opset < 5 {
-        info.attrs.ints("shape")
-    } else {
-        None
-    };
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
-        let target = match &attr_shape {
-            Some(s) => s.clone(),
-            None => tensor_in(ins, 1)?.to_i64_vec()?,
-        };
+        let target = tensor_in(ins, 1)?.to_i64_vec()?;
         let shape = reshape_target(x.shape(), &target, allowzero)?;
         Ok(vec![Value::Tensor(x.reshape(&shape)?)])
     }))

@@ -37,44 +37,39 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let keep = cx.attrs.int_or("keepdims", 1) != 0;
     let noop = cx.attrs.int_or("noop_with_empty_axes", 0) != 0;
     // old attribute forms are upgraded by `graph::upgrade`: axes is input 1
-    let from_input = true;
     let Some(shape) = cx.shape(0).map(|s| s.to_vec()) else {
         cx.set_tensor(0, elem, None);
         return Ok(());
     };
     let r = shape.len();
-    let axes: Option<Vec<i64>> = if from_input {
-        if cx.has_input(1) {
-            match cx.ints(1) {
-                Some(v) => Some(v),
-                None => {
-                    // axes unknown: only the rank is known when keepdims
-                    let known_empty = cx
-                        .shape(1)
-                        .and_then(|s| s.first().cloned().flatten())
-                        .and_then(|e| e.as_int())
-                        == Some(0);
-                    if !known_empty {
-                        let n = crate::ops::shape_rules::manip::input_len(cx, 1);
-                        // which axes are reduced depends on data: each
-                        // size is a fresh symbol (the input size or 1)
-                        let k = if keep {
-                            Some(r)
-                        } else {
-                            n.and_then(|n| r.checked_sub(n))
-                        };
-                        let out = k.map(|k| (0..k).map(|_| Some(cx.fresh())).collect());
-                        cx.set_tensor(0, elem, out);
-                        return Ok(());
-                    }
-                    Some(vec![])
+    let axes: Option<Vec<i64>> = if cx.has_input(1) {
+        match cx.ints(1) {
+            Some(v) => Some(v),
+            None => {
+                // axes unknown: only the rank is known when keepdims
+                let known_empty = cx
+                    .shape(1)
+                    .and_then(|s| s.first().cloned().flatten())
+                    .and_then(|e| e.as_int())
+                    == Some(0);
+                if !known_empty {
+                    let n = crate::ops::shape_rules::manip::input_len(cx, 1);
+                    // which axes are reduced depends on data: each
+                    // size is a fresh symbol (the input size or 1)
+                    let k = if keep {
+                        Some(r)
+                    } else {
+                        n.and_then(|n| r.checked_sub(n))
+                    };
+                    let out = k.map(|k| (0..k).map(|_| Some(cx.fresh())).collect());
+                    cx.set_tensor(0, elem, out);
+                    return Ok(());
                 }
+                Some(vec![])
             }
-        } else {
-            None
         }
     } else {
-        cx.attrs.ints("axes")
+        None
     };
     let mask = match axes {
         Some(ax) if !ax.is_empty() => {
@@ -85,7 +80,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
             m
         }
         _ => {
-            if noop && from_input {
+            if noop {
                 cx.set_tensor(0, elem, Some(shape));
                 return Ok(());
             }

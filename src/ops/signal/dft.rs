@@ -1,5 +1,5 @@
-//! `DFT`: the discrete Fourier transform along one axis (the axis an
-//! attribute before opset 20, an input from then on); `onesided` and
+//! `DFT`: the discrete Fourier transform along one axis (input 2; DFT-17's
+//! axis attribute is moved there by `graph::upgrade`); `onesided` and
 //! `inverse` (irfft) as the spec says.
 
 use super::fourier::{dft_1d, MAX_LEN};
@@ -23,20 +23,17 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     if r < 2 {
         return Err(ShapeError("DFT input needs rank >= 2".into()));
     }
-    let axis = if cx.opset >= 20 {
-        if cx.has_input(2) {
-            match cx.ints(2).and_then(|v| v.first().copied()) {
-                Some(a) => a,
-                None => {
-                    cx.set_tensor(0, e, Some(vec![None; r]));
-                    return Ok(());
-                }
+    // DFT-17's axis attribute is upgraded by `graph::upgrade` to input 2
+    let axis = if cx.has_input(2) {
+        match cx.ints(2).and_then(|v| v.first().copied()) {
+            Some(a) => a,
+            None => {
+                cx.set_tensor(0, e, Some(vec![None; r]));
+                return Ok(());
             }
-        } else {
-            -2
         }
     } else {
-        cx.attrs.int_or("axis", 1)
+        -2
     };
     let ax = if axis < 0 { axis + r as i64 } else { axis };
     if ax < 0 || ax >= r as i64 - 1 {
@@ -68,8 +65,6 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
 }
 
 pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let opset = info.opset;
-    let attr_axis = info.attrs.int_or("axis", 1);
     let inverse = info.attrs.int_or("inverse", 0) != 0;
     let onesided = info.attrs.int_or("onesided", 0) != 0;
     Ok(Box::new(move |_, ins| {
@@ -82,11 +77,7 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
         if r < 2 || !(sh[r - 1] == 1 || sh[r - 1] == 2) {
             bail!("DFT input must have a last dimension of 1 or 2, got shape {sh:?}");
         }
-        let axis = if opset >= 20 {
-            single_int(ins, 2, "axis")?.unwrap_or(-2)
-        } else {
-            attr_axis
-        };
+        let axis = single_int(ins, 2, "axis")?.unwrap_or(-2);
         let ax = if axis < 0 { axis + r as i64 } else { axis };
         if ax < 0 || ax >= r as i64 - 1 {
             bail!("DFT axis {axis} is out of range for rank {r}");
