@@ -48,11 +48,15 @@ impl LocalConst {
     /// The constant as a tensor, when its type does not depend on the
     /// node's inputs (every kind but [`LocalConst::ScalarOfInput0`]).
     pub fn fixed_tensor(&self) -> Option<Tensor> {
-        let t = match self {
-            LocalConst::Ints(v) => Tensor::from_vec(&[v.len()], v.clone()),
-            LocalConst::ScalarOfInput0(_) => return None,
-        };
-        t.ok()
+        match self {
+            LocalConst::Ints(v) => Some(Self::int_list(v)),
+            LocalConst::ScalarOfInput0(_) => None,
+        }
+    }
+
+    /// A [`LocalConst::Ints`] list as its 1-D int64 tensor.
+    pub fn int_list(v: &[i64]) -> Tensor {
+        Tensor::I64(ndarray::Array1::from(v.to_vec()).into_dyn())
     }
 }
 
@@ -261,24 +265,29 @@ mod tests {
         assert_eq!(upgrade(&node("Reshape", &["x", "s"], None), 5), None);
     }
 
+    /// An attribute of this name and type code, its value still unset.
+    fn attr(name: &str, r#type: i32) -> AttributeProto {
+        AttributeProto {
+            name: Some(name.into()),
+            r#type: Some(r#type),
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn topk_k_becomes_a_list_of_one_and_floats_a_scalar_of_the_input() {
         let mut n = node("TopK", &["x"], None);
         n.attribute.push(AttributeProto {
-            name: Some("k".into()),
             i: Some(3),
-            r#type: Some(2),
-            ..Default::default()
+            ..attr("k", 2)
         });
         let u = upgrade(&n, 9).unwrap();
         assert_eq!(u.consts, vec![(1, LocalConst::Ints(vec![3]))]);
         // Clip with only a max: slot 1 stays empty
         let mut n = node("Clip", &["x"], None);
         n.attribute.push(AttributeProto {
-            name: Some("max".into()),
             f: Some(6.0),
-            r#type: Some(1),
-            ..Default::default()
+            ..attr("max", 1)
         });
         let u = upgrade(&n, 6).unwrap();
         assert_eq!(u.node.input.len(), 3);

@@ -266,44 +266,47 @@ fn bind_local(kernel: Kernel, consts: &[(usize, LocalConst)]) -> Kernel {
     enum Bound {
         Ready(Box<Value>),
         OfInput0(f64),
-        Missing,
     }
     let consts: Vec<(usize, Bound)> = consts
         .iter()
         .map(|(i, c)| {
-            let b = match (c, c.fixed_tensor()) {
-                (_, Some(t)) => Bound::Ready(Box::new(Value::Tensor(t))),
-                (LocalConst::ScalarOfInput0(x), None) => Bound::OfInput0(*x),
-                // a list the tensor cannot hold (never: a 1-D tensor of
-                // its own length) binds nothing, and the kernel says the
-                // input is missing
-                (_, None) => Bound::Missing,
+            let b = match c {
+                LocalConst::Ints(v) => {
+                    Bound::Ready(Box::new(Value::Tensor(LocalConst::int_list(v))))
+                }
+                LocalConst::ScalarOfInput0(x) => Bound::OfInput0(*x),
             };
             (*i, b)
         })
         .collect();
     let width = consts.iter().map(|c| c.0 + 1).max().unwrap_or(0);
     Box::new(move |cx, ins| {
-        let made: Vec<Option<Value>> = consts
+        // only scalars of the first input's type are made per run (none:
+        // no allocation)
+        let made: Vec<(usize, Value)> = consts
             .iter()
-            .map(|(_, b)| match b {
-                Bound::Ready(_) | Bound::Missing => Ok(None),
-                Bound::OfInput0(x) => {
-                    let dtype = crate::ops::kernel::tensor_in(ins, 0)?.dtype();
-                    crate::ops::kernels::manip::tensor_from_f64(dtype, &[], vec![*x])
-                        .map(|t| Some(Value::Tensor(t)))
-                }
+            .filter_map(|(i, b)| match b {
+                Bound::Ready(_) => None,
+                Bound::OfInput0(x) => Some(
+                    crate::ops::kernel::tensor_in(ins, 0)
+                        .and_then(|t| {
+                            crate::ops::kernels::manip::tensor_from_f64(t.dtype(), &[], vec![*x])
+                        })
+                        .map(|t| (*i, Value::Tensor(t))),
+                ),
             })
             .collect::<Result<_, KernelError>>()?;
         let mut all: Vec<Option<&Value>> = ins.to_vec();
         if all.len() < width {
             all.resize(width, None);
         }
-        for ((i, b), m) in consts.iter().zip(&made) {
-            all[*i] = match (b, m) {
-                (Bound::Ready(v), _) => Some(&**v),
-                (_, m) => m.as_ref(),
-            };
+        for (i, b) in &consts {
+            if let Bound::Ready(v) = b {
+                all[*i] = Some(v);
+            }
+        }
+        for (i, v) in &made {
+            all[*i] = Some(v);
         }
         kernel(cx, &all)
     })
