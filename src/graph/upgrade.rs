@@ -82,6 +82,10 @@ enum Kind {
     IntOr(i64),
     /// The attribute's float, as a scalar of the first input's type.
     Float,
+    /// The attribute's float as a scalar of the first input's type, or the
+    /// old form's default when the attribute is absent (where the new form
+    /// has none).
+    FloatOr(f32),
 }
 
 /// Where one attribute of an operator moved to an input.
@@ -116,7 +120,12 @@ const PAD_11: &[Move] = &[
     mv("paddings", 1, Kind::Ints),
     mv("value", 2, Kind::Float),
 ];
-const CLIP_11: &[Move] = &[mv("min", 1, Kind::Float), mv("max", 2, Kind::Float)];
+/// Clip-6's bounds default to the float32 extremes (so -inf becomes
+/// f32::MIN); Clip-11's absent inputs bound nothing.
+const CLIP_11: &[Move] = &[
+    mv("min", 1, Kind::FloatOr(f32::MIN)),
+    mv("max", 2, Kind::FloatOr(f32::MAX)),
+];
 const RESHAPE_5: &[Move] = &[mv("shape", 1, Kind::Ints)];
 /// DFT-17's axis defaults to 1, DFT-20's input to -2.
 const DFT_20: &[Move] = &[mv("axis", 2, Kind::IntOr(1))];
@@ -169,8 +178,9 @@ pub fn upgrade(node: &NodeProto, opset: i64) -> Option<Upgraded> {
         let value = match (found.map(|p| out.attribute.remove(p)), m.kind) {
             (Some(a), Kind::Ints) => LocalConst::Ints(a.ints.clone()),
             (Some(a), Kind::Int | Kind::IntOr(_)) => LocalConst::Ints(vec![a.i()]),
-            (Some(a), Kind::Float) => LocalConst::ScalarOfInput0(a.f() as f64),
+            (Some(a), Kind::Float | Kind::FloatOr(_)) => LocalConst::ScalarOfInput0(a.f() as f64),
             (None, Kind::IntOr(d)) => LocalConst::Ints(vec![d]),
+            (None, Kind::FloatOr(d)) => LocalConst::ScalarOfInput0(d as f64),
             (None, _) => continue,
         };
         consts.push((m.input, value));
@@ -283,7 +293,7 @@ mod tests {
         });
         let u = upgrade(&n, 9).unwrap();
         assert_eq!(u.consts, vec![(1, LocalConst::Ints(vec![3]))]);
-        // Clip with only a max: slot 1 stays empty
+        // Clip with only a max: the min is Clip-6's default, f32::MIN
         let mut n = node("Clip", &["x"], None);
         n.attribute.push(AttributeProto {
             f: Some(6.0),
@@ -291,9 +301,14 @@ mod tests {
         });
         let u = upgrade(&n, 6).unwrap();
         assert_eq!(u.node.input.len(), 3);
-        assert_eq!(u.node.input[1], "");
-        assert!(is_local(&u.node.input[2]));
-        assert_eq!(u.consts, vec![(2, LocalConst::ScalarOfInput0(6.0))]);
+        assert!(is_local(&u.node.input[1]) && is_local(&u.node.input[2]));
+        assert_eq!(
+            u.consts,
+            vec![
+                (1, LocalConst::ScalarOfInput0(f32::MIN as f64)),
+                (2, LocalConst::ScalarOfInput0(6.0))
+            ]
+        );
         assert_eq!(LocalConst::ScalarOfInput0(6.0).fixed_tensor(), None);
         assert_eq!(
             LocalConst::Ints(vec![1, 2])

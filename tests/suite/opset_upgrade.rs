@@ -71,6 +71,25 @@ fn old_attribute_forms_run_as_the_input_forms() {
     assert_eq!(y, [6., 6., 4., 6., 6., 6., 6., 5., 6., 6.]);
 }
 
+/// Clip-6's absent bounds are the float32 extremes, not "no bound": -inf
+/// and +inf come out as f32::MIN and f32::MAX (as onnxruntime gives).
+#[test]
+fn old_clip_bounds_default_to_the_float_extremes() {
+    let m = parse_model(
+        r#"<ir_version: 4, opset_import: ["" : 6]> g (float[3] x) => (float[3] y) { y = Clip(x) }"#,
+    )
+    .unwrap();
+    let x = ArrayD::from_shape_vec(IxDyn(&[3]), vec![f32::NEG_INFINITY, 0.5, f32::INFINITY]);
+    let ins = HashMap::from([("x".to_string(), Value::Tensor(Tensor::F32(x.unwrap())))]);
+    let out = Plan::new(&m)
+        .unwrap()
+        .run(ins, &RunOptions::default())
+        .unwrap()
+        .outputs;
+    let y = out[0].1.as_tensor().unwrap().to_f64_vec().unwrap();
+    assert_eq!(y, [f32::MIN as f64, 0.5, f32::MAX as f64]);
+}
+
 #[test]
 fn old_attribute_forms_infer_as_the_input_forms() {
     let mut old = parse_model(OLD).unwrap();
