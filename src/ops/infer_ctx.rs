@@ -6,41 +6,41 @@ use crate::expr::Expr;
 use crate::proto::{GraphProto, NodeProto};
 use crate::tensor::{DataType, Tensor};
 use crate::value_type::{Dim, TypeInfo};
-use std::fmt;
 
 /// The largest rank shape inference builds from a length declared in the
 /// model (a shape or axes input's length).
 pub const MAX_RANK: usize = 1 << 16;
 
-/// Why a rule could not infer a node (reported as a warning).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ShapeError(pub String);
+/// Why a rule could not infer a node (reported as a warning). Each
+/// variant displays exactly the message the shell prints; an error of the
+/// operator's own meaning (shared with its kernel) or of an attribute's
+/// type is kept as it is, as the `source`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    /// What the rule found wrong with the node's input types, values or
+    /// attributes.
+    #[error("{0}")]
+    Invalid(String),
+    /// An attribute of the wrong type.
+    #[error(transparent)]
+    Attribute(#[from] crate::ops::AttrTypeError),
+    /// A failure of a helper the rule shares with the kernel (a constant's
+    /// value, slice indices, an einsum equation).
+    #[error(transparent)]
+    Kernel(#[from] crate::ops::KernelError),
+}
 
-impl fmt::Display for ShapeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+impl ShapeError {
+    pub fn new(msg: impl Into<String>) -> Self {
+        ShapeError::Invalid(msg.into())
     }
 }
 
-impl std::error::Error for ShapeError {}
-
-impl From<crate::ops::AttrTypeError> for ShapeError {
-    fn from(e: crate::ops::AttrTypeError) -> Self {
-        ShapeError(e.to_string())
-    }
-}
-
-impl From<crate::ops::KernelError> for ShapeError {
-    fn from(e: crate::ops::KernelError) -> Self {
-        ShapeError(e.0)
-    }
-}
-
-/// `return Err(ShapeError(format!(...)))`
+/// `return Err(ShapeError::new(format!(...)))`
 #[macro_export]
 macro_rules! shape_bail {
     ($($arg:tt)*) => {
-        return Err($crate::ops::ShapeError(format!($($arg)*)))
+        return Err($crate::ops::ShapeError::new(format!($($arg)*)))
     };
 }
 
@@ -178,7 +178,7 @@ impl<'a> InferCtx<'a> {
     /// The element type of input `i`, or an error saying it is unknown.
     pub fn elem_req(&self, i: usize) -> Result<DataType, ShapeError> {
         self.elem(i)
-            .ok_or_else(|| ShapeError(format!("the element type of input {i} is unknown")))
+            .ok_or_else(|| ShapeError::new(format!("the element type of input {i} is unknown")))
     }
 
     pub fn shape(&self, i: usize) -> Option<&[Dim]> {
@@ -211,7 +211,7 @@ impl<'a> InferCtx<'a> {
             _ => None,
         };
         match n {
-            Some(n) if n > MAX_RANK as i64 => Err(ShapeError(format!(
+            Some(n) if n > MAX_RANK as i64 => Err(ShapeError::new(format!(
                 "input '{}' declares {n} elements: an output rank above {MAX_RANK} is refused",
                 self.node.input.get(i).map_or("", |s| s.as_str())
             ))),
@@ -283,7 +283,7 @@ impl<'a> InferCtx<'a> {
         let g = self
             .attrs
             .graph(attr)
-            .ok_or_else(|| ShapeError(format!("missing graph attribute '{attr}'")))?;
+            .ok_or_else(|| ShapeError::new(format!("missing graph attribute '{attr}'")))?;
         let scope = if self.node.name().is_empty() {
             self.node.op_type().to_string()
         } else {

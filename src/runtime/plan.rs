@@ -367,7 +367,7 @@ fn build_steps(
         let compile = |g: &GraphProto| -> Result<Arc<dyn Subgraph>, KernelError> {
             match Plan::for_graph(g, opsets, true) {
                 Ok(p) => Ok(Arc::new(p)),
-                Err(e) => Err(KernelError(e.to_string())),
+                Err(e) => Err(KernelError::new(e.to_string())),
             }
         };
         // the kernel is built for the node's newest form, its node-local
@@ -887,7 +887,10 @@ impl Plan {
                 && !values.contains_key(&decl.name)
                 && !self.init_values.contains_key(&decl.name)
             {
-                return Err(KernelError(format!("input '{}' is not set", decl.name)));
+                return Err(KernelError::new(format!(
+                    "input '{}' is not set",
+                    decl.name
+                )));
             }
         }
         for (name, v) in self.initializer_values() {
@@ -964,10 +967,10 @@ impl Plan {
                     &step.at(si, depth, scope),
                     &self.view(values, cached, outer),
                 )
-                .map_err(KernelError)?;
+                .map_err(KernelError::new)?;
             }
             if super::limits::interrupted() {
-                return Err(KernelError(format!(
+                return Err(KernelError::new(format!(
                     "interrupted (Ctrl-C) before node {} ({})",
                     step.index, step.op_type
                 )));
@@ -988,7 +991,7 @@ impl Plan {
                             match v {
                                 Some(v) => args.push(Some(v)),
                                 None => {
-                                    return Err(KernelError(format!(
+                                    return Err(KernelError::new(format!(
                                         "node {} ({}): input '{n}' has no value",
                                         step.index, step.op_type
                                     )))
@@ -1041,7 +1044,7 @@ impl Plan {
                 };
                 let out = (step.kernel)(&mut cx, &args).map_err(|e| {
                     let who = NodeLabel::new(step.index, &step.op_type, &step.name);
-                    KernelError(format!("{who}: {e}"))
+                    e.at_node(who.to_string())
                 })?;
                 if let Some(l) = log.as_mut() {
                     for mut ev in sub_events {
@@ -1058,7 +1061,7 @@ impl Plan {
             let elapsed = started.map(|s| s.elapsed().as_micros() as u64);
             // the backstop for growth no single allocation check saw
             if let Some(over) = crate::tensor::budget::exceeded() {
-                return Err(KernelError(format!(
+                return Err(KernelError::new(format!(
                     "node {} ({}): the heap holds {}, over the memory budget of {} (`config max-memory` sets it)",
                     step.index,
                     step.op_type,
@@ -1067,7 +1070,7 @@ impl Plan {
                 )));
             }
             if produced.len() < step.outputs.iter().filter(|o| o.is_some()).count() {
-                return Err(KernelError(format!(
+                return Err(KernelError::new(format!(
                     "node {} ({}) produced {} outputs, the graph expects {}",
                     step.index,
                     step.op_type,
@@ -1106,7 +1109,7 @@ impl Plan {
                     &step.at(si, depth, scope),
                     &self.view(values, cached, outer),
                 )
-                .map_err(KernelError)?;
+                .map_err(KernelError::new)?;
             }
             if log.is_some() {
                 let mut ev = Event::bare(EventAction::RunNode, EventKind::Node, &step.name);
@@ -1154,7 +1157,7 @@ impl Plan {
                 .or_else(|| made.get(name))
                 .or_else(|| outer.iter().rev().find_map(|m| m.get(name)))
                 .cloned()
-                .ok_or_else(|| KernelError(format!("output '{name}' was not produced")))?;
+                .ok_or_else(|| KernelError::new(format!("output '{name}' was not produced")))?;
             outs.push((name.clone(), v));
         }
         if let Some(b) = building {

@@ -651,7 +651,7 @@ impl Engine {
                             subgraph: &mut sub,
                         };
                         let res = match (rule(&mut cx), mistyped.take()) {
-                            (_, Some(e)) => Err(ShapeError(e.to_string())),
+                            (_, Some(e)) => Err(ShapeError::new(e.to_string())),
                             (res, None) => res,
                         };
                         (res, cx.warnings, cx.outputs, cx.out_values)

@@ -133,7 +133,7 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
             if cond == Some(false) {
                 break;
             }
-            crate::ops::limits::check_iteration(i as u64, "Loop").map_err(KernelError)?;
+            crate::ops::limits::check_iteration(i as u64, "Loop").map_err(KernelError::new)?;
             let mut args = Vec::with_capacity(2 + n_carried);
             args.push(Value::Tensor(Tensor::scalar(i)));
             args.push(Value::Tensor(Tensor::scalar(cond.unwrap_or(true))));

@@ -14,13 +14,13 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let n_scan_in = cx
         .attrs
         .int("num_scan_inputs")
-        .ok_or_else(|| ShapeError("Scan needs 'num_scan_inputs'".into()))?
+        .ok_or_else(|| ShapeError::new("Scan needs 'num_scan_inputs'"))?
         .max(0) as usize;
     let v8 = cx.opset < 9;
     let off = usize::from(v8);
     let n_in = cx.num_inputs().saturating_sub(off);
     if n_scan_in > n_in {
-        return Err(ShapeError(format!(
+        return Err(ShapeError::new(format!(
             "num_scan_inputs {n_scan_in} does not fit {n_in} inputs"
         )));
     }
@@ -157,70 +157,70 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
         },
     };
     Ok(Box::new(move |cx, ins| {
-        let mut run = |ins: &[Value],
-                       len_limit: Option<usize>|
-         -> Result<Vec<Value>, KernelError> {
-            let states: Vec<Value> = ins[..spec.n_state].to_vec();
-            let mut scan_ins = Vec::with_capacity(spec.n_scan_in);
-            let mut seq_len = None;
-            for k in 0..spec.n_scan_in {
-                let t = match &ins[spec.n_state + k] {
-                    Value::Tensor(t) => t,
-                    v => bail!("scan input {k} must be a tensor, got {}", v.describe()),
-                };
-                let ax = norm_axis(spec.in_axes[k], t.rank())?;
-                let n = t.shape()[ax];
-                match seq_len {
-                    None => seq_len = Some(n),
-                    Some(m) if m != n => {
-                        bail!("scan inputs have different lengths ({m} and {n})")
+        let mut run =
+            |ins: &[Value], len_limit: Option<usize>| -> Result<Vec<Value>, KernelError> {
+                let states: Vec<Value> = ins[..spec.n_state].to_vec();
+                let mut scan_ins = Vec::with_capacity(spec.n_scan_in);
+                let mut seq_len = None;
+                for k in 0..spec.n_scan_in {
+                    let t = match &ins[spec.n_state + k] {
+                        Value::Tensor(t) => t,
+                        v => bail!("scan input {k} must be a tensor, got {}", v.describe()),
+                    };
+                    let ax = norm_axis(spec.in_axes[k], t.rank())?;
+                    let n = t.shape()[ax];
+                    match seq_len {
+                        None => seq_len = Some(n),
+                        Some(m) if m != n => {
+                            bail!("scan inputs have different lengths ({m} and {n})")
+                        }
+                        _ => {}
                     }
-                    _ => {}
+                    scan_ins.push((t, ax, spec.in_dirs[k] != 0));
                 }
-                scan_ins.push((t, ax, spec.in_dirs[k] != 0));
-            }
-            let full = seq_len.unwrap_or(0);
-            let len = len_limit.map_or(full, |l| l.min(full));
-            let mut states = states;
-            let mut outs: Vec<Vec<Tensor>> = vec![vec![]; out_types.len() - spec.n_state];
-            for step in 0..len {
-                crate::ops::limits::check_iteration(step as u64, "Scan").map_err(KernelError)?;
-                let mut args = states.clone();
-                for &(t, ax, rev) in &scan_ins {
-                    let idx = if rev { full - 1 - step } else { step };
-                    args.push(Value::Tensor(take_index(t, ax, idx)?));
+                let full = seq_len.unwrap_or(0);
+                let len = len_limit.map_or(full, |l| l.min(full));
+                let mut states = states;
+                let mut outs: Vec<Vec<Tensor>> = vec![vec![]; out_types.len() - spec.n_state];
+                for step in 0..len {
+                    crate::ops::limits::check_iteration(step as u64, "Scan")
+                        .map_err(KernelError::new)?;
+                    let mut args = states.clone();
+                    for &(t, ax, rev) in &scan_ins {
+                        let idx = if rev { full - 1 - step } else { step };
+                        args.push(Value::Tensor(take_index(t, ax, idx)?));
+                    }
+                    let res = cx.run_subgraph(&body, args)?;
+                    if res.len() < out_types.len() {
+                        bail!("the Scan body produced {} outputs", res.len());
+                    }
+                    let mut it = res.into_iter();
+                    for s in states.iter_mut() {
+                        *s = it.next().expect("length checked");
+                    }
+                    for o in outs.iter_mut() {
+                        o.push(as_tensor(
+                            it.next().expect("length checked"),
+                            "a scan output",
+                        )?);
+                    }
                 }
-                let res = cx.run_subgraph(&body, args)?;
-                if res.len() < out_types.len() {
-                    bail!("the Scan body produced {} outputs", res.len());
+                let mut result = states;
+                for (k, mut o) in outs.into_iter().enumerate() {
+                    if o.is_empty() {
+                        let ty = &out_types[spec.n_state + k];
+                        result.push(empty_stack(ty)?);
+                        continue;
+                    }
+                    if spec.out_dirs[k] != 0 {
+                        o.reverse();
+                    }
+                    let r = o[0].rank() + 1;
+                    let ax = norm_axis(spec.out_axes[k], r)?;
+                    result.push(Value::Tensor(stack_tensors(&o, ax)?));
                 }
-                let mut it = res.into_iter();
-                for s in states.iter_mut() {
-                    *s = it.next().expect("length checked");
-                }
-                for o in outs.iter_mut() {
-                    o.push(as_tensor(
-                        it.next().expect("length checked"),
-                        "a scan output",
-                    )?);
-                }
-            }
-            let mut result = states;
-            for (k, mut o) in outs.into_iter().enumerate() {
-                if o.is_empty() {
-                    let ty = &out_types[spec.n_state + k];
-                    result.push(empty_stack(ty)?);
-                    continue;
-                }
-                if spec.out_dirs[k] != 0 {
-                    o.reverse();
-                }
-                let r = o[0].rank() + 1;
-                let ax = norm_axis(spec.out_axes[k], r)?;
-                result.push(Value::Tensor(stack_tensors(&o, ax)?));
-            }
-            Ok(result)
-        };
+                Ok(result)
+            };
         if !v8 {
             let mut vals = Vec::with_capacity(ins.len());
             for (i, v) in ins.iter().enumerate() {

@@ -74,9 +74,9 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let to = cx
         .attrs
         .int("to")
-        .ok_or_else(|| ShapeError("BitCast needs attribute 'to'".into()))?;
-    let dt =
-        DataType::from_code(to as i32).ok_or_else(|| ShapeError(format!("unknown type {to}")))?;
+        .ok_or_else(|| ShapeError::new("BitCast needs attribute 'to'"))?;
+    let dt = DataType::from_code(to as i32)
+        .ok_or_else(|| ShapeError::new(format!("unknown type {to}")))?;
     let s = shape_of(cx, 0);
     cx.set_tensor(0, dt, s);
     Ok(())

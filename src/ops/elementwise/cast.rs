@@ -13,7 +13,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let code = cx
         .attrs
         .int("to")
-        .ok_or_else(|| ShapeError("Cast: missing attribute 'to'".into()))?;
+        .ok_or_else(|| ShapeError::new("Cast: missing attribute 'to'"))?;
     let to = dtype_of_code(code, "to")?;
     let shape = cx.shape(0).map(|s| s.to_vec());
     cx.set_tensor(0, to, shape);

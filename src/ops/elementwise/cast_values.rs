@@ -492,7 +492,7 @@ pub(super) fn dtype_of_code(code: i64, what: &str) -> Result<DataType, ShapeErro
         .ok()
         .and_then(DataType::from_code)
         .filter(|d| *d != DataType::Undefined)
-        .ok_or_else(|| ShapeError(format!("{what} = {code} is not a data type")))
+        .ok_or_else(|| ShapeError::new(format!("{what} = {code} is not a data type")))
 }
 
 /// The value of a Cast: integers stay integers; a float target keeps

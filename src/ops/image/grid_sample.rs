@@ -18,7 +18,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
         return Ok(());
     };
     if x.len() < 3 || g.len() != x.len() {
-        return Err(ShapeError(format!(
+        return Err(ShapeError::new(format!(
             "X of rank {} and grid of rank {} do not match",
             x.len(),
             g.len()

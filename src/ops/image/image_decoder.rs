@@ -64,16 +64,16 @@ impl ImageDecoderAttrs {
 }
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
-    let a = ImageDecoderAttrs::decode(&cx.attrs).map_err(ShapeError)?;
+    let a = ImageDecoderAttrs::decode(&cx.attrs).map_err(ShapeError::new)?;
     let e = cx.elem_req(0)?;
     if e != DataType::Uint8 {
-        return Err(ShapeError(format!(
+        return Err(ShapeError::new(format!(
             "ImageDecoder: encoded_stream must be uint8, got {e}"
         )));
     }
     if let Some(r) = cx.rank(0) {
         if r != 1 {
-            return Err(ShapeError(format!(
+            return Err(ShapeError::new(format!(
                 "ImageDecoder: encoded_stream must be 1-D, got rank {r}"
             )));
         }
@@ -139,7 +139,7 @@ fn decode_rgb8(bytes: &[u8]) -> Result<(usize, usize, Vec<u8>), KernelError> {
         return decode_jpeg2000(bytes);
     }
     if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        let check = |w: u64, h: u64| check_size(w, h).map_err(|e| e.0);
+        let check = |w: u64, h: u64| check_size(w, h).map_err(|e| e.to_string());
         match jpeg::decode(bytes, &check) {
             Ok(jpeg::Decoded::Rgb(h, w, rgb)) => return Ok((h, w, rgb)),
             // progressive, CMYK...: the general decoder below
@@ -258,7 +258,7 @@ mod tests {
         // a PPM header declaring 100000 x 100000 pixels and no data
         let b = b"P6\n100000 100000\n255\n";
         let e = decode_rgb8(b).unwrap_err();
-        assert!(e.0.contains("over the limit"), "{}", e.0);
+        assert!(e.to_string().contains("over the limit"), "{e}");
     }
 
     #[test]

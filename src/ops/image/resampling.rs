@@ -600,7 +600,7 @@ pub(super) fn resize_shape(
     let mut out = shape.clone();
     if let Some(s) = scales.filter(|s| !s.is_empty()) {
         if s.len() != axes.len() {
-            return Err(ShapeError(format!(
+            return Err(ShapeError::new(format!(
                 "scales has {} values, {} axes are resized",
                 s.len(),
                 axes.len()
@@ -608,7 +608,7 @@ pub(super) fn resize_shape(
         }
         for (&a, &v) in axes.iter().zip(&s) {
             if v.is_nan() || v <= 0.0 {
-                return Err(ShapeError(format!("scale {v} must be positive")));
+                return Err(ShapeError::new(format!("scale {v} must be positive")));
             }
             out[a] = match &shape[a] {
                 Some(d) => match d.as_int() {
@@ -621,7 +621,7 @@ pub(super) fn resize_shape(
         }
     } else if let Some(z) = sizes.filter(|z| !z.is_empty()) {
         if z.len() != axes.len() {
-            return Err(ShapeError(format!(
+            return Err(ShapeError::new(format!(
                 "sizes has {} values, {} axes are resized",
                 z.len(),
                 axes.len()

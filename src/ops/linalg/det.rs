@@ -44,7 +44,10 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let s = shape_of(cx, 0);
     if let Some(s) = &s {
         if s.len() < 2 {
-            return Err(ShapeError(format!("Det needs rank >= 2, got {}", s.len())));
+            return Err(ShapeError::new(format!(
+                "Det needs rank >= 2, got {}",
+                s.len()
+            )));
         }
     }
     cx.set_tensor(0, e, s.map(|s| s[..s.len() - 2].to_vec()));

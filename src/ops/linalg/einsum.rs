@@ -17,7 +17,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let eq = cx
         .attrs
         .string("equation")
-        .ok_or_else(|| ShapeError("Einsum needs an equation".into()))?;
+        .ok_or_else(|| ShapeError::new("Einsum needs an equation"))?;
     let mut shapes = vec![];
     for i in 0..cx.num_inputs() {
         match cx.shape(i) {
@@ -29,7 +29,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
         }
     }
     let ranks: Vec<usize> = shapes.iter().map(|s| s.len()).collect();
-    let spec = einsum_parse(&eq, &ranks).map_err(ShapeError)?;
+    let spec = einsum_parse(&eq, &ranks).map_err(ShapeError::new)?;
     let mut out = vec![];
     for &c in &spec.output {
         // the size of a label: a non-1 occurrence wins (ellipsis broadcast)

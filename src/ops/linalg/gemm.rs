@@ -13,7 +13,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let shape = match (cx.shape(0), cx.shape(1)) {
         (Some(a), Some(b)) => {
             if a.len() != 2 || b.len() != 2 {
-                return Err(ShapeError("Gemm needs 2-D A and B".into()));
+                return Err(ShapeError::new("Gemm needs 2-D A and B"));
             }
             let ta = cx.attrs.int_or("transA", 0) != 0;
             let tb = cx.attrs.int_or("transB", 0) != 0;
@@ -23,7 +23,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
             let n = if tb { &b[0] } else { &b[1] };
             if let (Some(x), Some(y)) = (ka, kb) {
                 if x.equals(y) == Some(false) {
-                    return Err(ShapeError(format!(
+                    return Err(ShapeError::new(format!(
                         "Gemm inner dimensions differ: {x} vs {y}"
                     )));
                 }

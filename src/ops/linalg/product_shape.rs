@@ -8,7 +8,7 @@ use crate::value_type::Dim;
 /// numpy matmul shapes (1-D operands promoted and the axis dropped).
 pub(super) fn matmul_shape(a: &[Dim], b: &[Dim]) -> Result<Vec<Dim>, ShapeError> {
     if a.is_empty() || b.is_empty() {
-        return Err(ShapeError("MatMul operands must have rank >= 1".into()));
+        return Err(ShapeError::new("MatMul operands must have rank >= 1"));
     }
     let mut a = a.to_vec();
     let mut b = b.to_vec();
@@ -24,7 +24,7 @@ pub(super) fn matmul_shape(a: &[Dim], b: &[Dim]) -> Result<Vec<Dim>, ShapeError>
     let (k2, n) = (&b[b.len() - 2], &b[b.len() - 1]);
     if let (Some(x), Some(y)) = (k, k2) {
         if x.equals(y) == Some(false) {
-            return Err(ShapeError(format!(
+            return Err(ShapeError::new(format!(
                 "MatMul inner dimensions differ: {x} vs {y}"
             )));
         }

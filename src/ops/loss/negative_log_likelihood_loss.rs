@@ -10,12 +10,12 @@ use crate::tensor::Value;
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     LossAttrs::decode(&cx.attrs)
-        .map_err(ShapeError)?
+        .map_err(ShapeError::new)?
         .set_loss_shape(cx)
 }
 
 pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let attrs = LossAttrs::decode(&info.attrs).map_err(KernelError)?;
+    let attrs = LossAttrs::decode(&info.attrs).map_err(KernelError::new)?;
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         let t = tensor_in(ins, 1)?;

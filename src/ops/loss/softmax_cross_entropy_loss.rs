@@ -12,7 +12,7 @@ use crate::tensor::Value;
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     LossAttrs::decode(&cx.attrs)
-        .map_err(ShapeError)?
+        .map_err(ShapeError::new)?
         .set_loss_shape(cx)?;
     let e = cx.elem_req(0)?;
     let s = shape_of(cx, 0);
@@ -41,7 +41,7 @@ fn log_softmax_axis1(x: &[f64], shape: &[usize]) -> Vec<f64> {
 }
 
 pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
-    let attrs = LossAttrs::decode(&info.attrs).map_err(KernelError)?;
+    let attrs = LossAttrs::decode(&info.attrs).map_err(KernelError::new)?;
     Ok(Box::new(move |_, ins| {
         let x = tensor_in(ins, 0)?;
         let t = tensor_in(ins, 1)?;

@@ -30,7 +30,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
             }
         }
         Some(vals) => {
-            return Err(ShapeError(format!(
+            return Err(ShapeError::new(format!(
                 "shape has {} values for {} axes",
                 vals.len(),
                 axes.len()

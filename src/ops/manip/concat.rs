@@ -13,7 +13,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let axis = cx
         .attrs
         .int("axis")
-        .ok_or_else(|| ShapeError("Concat needs the 'axis' attribute".into()))?;
+        .ok_or_else(|| ShapeError::new("Concat needs the 'axis' attribute"))?;
     let n = cx.num_inputs();
     let mut shapes = Vec::with_capacity(n);
     for i in 0..n {
@@ -27,14 +27,14 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
         }
     }
     let Some(first) = shapes.first() else {
-        return Err(ShapeError("Concat needs at least one input".into()));
+        return Err(ShapeError::new("Concat needs at least one input"));
     };
     let r = first.len();
     let ax = crate::ops::shape_rules::norm_axis(axis, r)?;
     let mut out = first.clone();
     for (i, s) in shapes.iter().enumerate().skip(1) {
         if s.len() != r {
-            return Err(ShapeError(format!(
+            return Err(ShapeError::new(format!(
                 "input {i} has rank {}, input 0 has rank {r}",
                 s.len()
             )));
@@ -49,7 +49,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
                 out[k] = s[k].clone();
             } else if let (Some(a), Some(b)) = (&out[k], &s[k]) {
                 if a.equals(b) == Some(false) {
-                    return Err(ShapeError(format!(
+                    return Err(ShapeError::new(format!(
                         "input {i} has {b} at axis {k}, input 0 has {a}"
                     )));
                 }

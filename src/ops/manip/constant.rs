@@ -9,7 +9,7 @@ use crate::ops::{InferCtx, ShapeError, SymValue};
 use crate::value_type::Dim;
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
-    let t = crate::ops::constant_value::constant_value(&cx.attrs).map_err(|e| ShapeError(e.0))?;
+    let t = crate::ops::constant_value::constant_value(&cx.attrs).map_err(ShapeError::from)?;
     let dims: Vec<Dim> = t.shape().iter().map(|&d| int_dim(d as i64)).collect();
     if let Some(v) = SymValue::of_tensor(&t) {
         cx.set_value(0, v);

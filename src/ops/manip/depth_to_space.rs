@@ -47,13 +47,16 @@ pub(super) fn space_depth(cx: &mut InferCtx, to_space: bool) -> Result<(), Shape
         .attrs
         .int("blocksize")
         .filter(|&b| b > 0)
-        .ok_or_else(|| ShapeError("a positive 'blocksize' is required".into()))?;
+        .ok_or_else(|| ShapeError::new("a positive 'blocksize' is required"))?;
     let Some(shape) = cx.shape(0).map(|s| s.to_vec()) else {
         cx.set_tensor(0, elem, Some(vec![None; 4]));
         return Ok(());
     };
     if shape.len() != 4 {
-        return Err(ShapeError(format!("expected rank 4, got {}", shape.len())));
+        return Err(ShapeError::new(format!(
+            "expected rank 4, got {}",
+            shape.len()
+        )));
     }
     let be = Expr::int(b);
     let b2 = Expr::int(b * b);

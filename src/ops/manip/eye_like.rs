@@ -9,9 +9,8 @@ use crate::tensor::DataType;
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let elem = match cx.attrs.int("dtype") {
-        Some(c) => {
-            DataType::from_code(c as i32).ok_or_else(|| ShapeError(format!("unknown dtype {c}")))?
-        }
+        Some(c) => DataType::from_code(c as i32)
+            .ok_or_else(|| ShapeError::new(format!("unknown dtype {c}")))?,
         None => cx.elem_req(0)?,
     };
     let shape = cx.shape(0).map(|s| s.to_vec());

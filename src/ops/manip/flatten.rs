@@ -16,7 +16,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let axis = cx.attrs.int_or("axis", 1);
     let a = if axis < 0 { axis + r } else { axis };
     if a < 0 || a > r {
-        return Err(ShapeError(format!(
+        return Err(ShapeError::new(format!(
             "axis {axis} is out of range for rank {r}"
         )));
     }

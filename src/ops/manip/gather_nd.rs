@@ -23,7 +23,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     };
     let k = k.max(0) as usize;
     if b + k > data.len() || ind.is_empty() {
-        return Err(ShapeError(format!(
+        return Err(ShapeError::new(format!(
             "indices of depth {k} do not fit data of rank {}",
             data.len()
         )));

@@ -43,7 +43,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
         return Ok(());
     };
     if pads.len() != 2 * axes.len() {
-        return Err(ShapeError(format!(
+        return Err(ShapeError::new(format!(
             "{} pads for {} axes",
             pads.len(),
             axes.len()

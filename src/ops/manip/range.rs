@@ -13,7 +13,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let (s, l, d) = (get(0), get(1), get(2));
     let dim = match (&s, &l, &d) {
         (Some(s), Some(l), Some(d)) => match d.as_int() {
-            Some(0) => return Err(ShapeError("Range delta is 0".into())),
+            Some(0) => return Err(ShapeError::new("Range delta is 0")),
             Some(dv) if dv > 0 => Some(l.sub(s).ceil_div(d)),
             Some(_) => Some(s.sub(l).ceil_div(&d.neg())),
             None => None,

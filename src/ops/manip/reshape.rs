@@ -33,7 +33,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
         match t.as_int() {
             Some(-1) => {
                 if infer_at.replace(i).is_some() {
-                    return Err(ShapeError(format!(
+                    return Err(ShapeError::new(format!(
                         "shape has more than one -1: {target:?}"
                     )));
                 }
@@ -43,7 +43,9 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
                 out.push(input.as_ref().and_then(|s| s.get(i).cloned().flatten()))
             }
             Some(v) if v < -1 => {
-                return Err(ShapeError(format!("shape has a negative dimension {v}")))
+                return Err(ShapeError::new(format!(
+                    "shape has a negative dimension {v}"
+                )))
             }
             _ => out.push(Some(t.clone())),
         }
@@ -57,11 +59,11 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
             .try_fold(Expr::int(1), |acc, (_, d)| d.as_ref().map(|e| acc.mul(e)));
         if let (Some(total), Some(known)) = (total, known) {
             if known.as_int() == Some(0) {
-                return Err(ShapeError("shape with -1 has a zero dimension".into()));
+                return Err(ShapeError::new("shape with -1 has a zero dimension"));
             }
             if let (Some(t), Some(k)) = (total.as_int(), known.as_int()) {
                 if t % k != 0 {
-                    return Err(ShapeError(format!(
+                    return Err(ShapeError::new(format!(
                         "cannot reshape {t} elements into a shape with known product {k}"
                     )));
                 }
@@ -71,7 +73,9 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     } else if let (Some(total), Some(want)) = (input.as_deref().and_then(product), product(&out)) {
         if let (Some(t), Some(w)) = (total.as_int(), want.as_int()) {
             if t != w {
-                return Err(ShapeError(format!("cannot reshape {t} elements into {w}")));
+                return Err(ShapeError::new(format!(
+                    "cannot reshape {t} elements into {w}"
+                )));
             }
         }
     }

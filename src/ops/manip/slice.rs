@@ -44,8 +44,8 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let axes = axes.unwrap_or_else(|| (0..starts.len() as i64).collect());
     let steps = steps.unwrap_or_else(|| vec![1; starts.len()]);
     if ends.len() != starts.len() || axes.len() != starts.len() || steps.len() != starts.len() {
-        return Err(ShapeError(
-            "starts, ends, axes and steps must have the same length".into(),
+        return Err(ShapeError::new(
+            "starts, ends, axes and steps must have the same length",
         ));
     }
     let mut out = shape.clone();
@@ -62,7 +62,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
                 ends[0],
                 steps[0],
             )
-            .map_err(|e| ShapeError(e.0))?;
+            .map_err(ShapeError::from)?;
             let vals: Vec<Expr> = idx.into_iter().map(|i| v.values[i].clone()).collect();
             cx.set_value(0, SymValue::vector(vals));
         }

@@ -35,7 +35,9 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
             for &a in &ax {
                 if let Some(v) = shape[a].as_ref().and_then(|e| e.as_int()) {
                     if v != 1 {
-                        return Err(ShapeError(format!("cannot squeeze axis {a} of size {v}")));
+                        return Err(ShapeError::new(format!(
+                            "cannot squeeze axis {a} of size {v}"
+                        )));
                     }
                 }
             }

@@ -19,7 +19,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
             .map(|(d, r)| d.as_ref().map(|d| d.mul(r)))
             .collect(),
         Some(v) => {
-            return Err(ShapeError(format!(
+            return Err(ShapeError::new(format!(
                 "{} repeats for rank {}",
                 v.values.len(),
                 shape.len()

@@ -17,7 +17,9 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let perm: Vec<usize> = match cx.attrs.ints("perm") {
         Some(p) => {
             if p.len() != r {
-                return Err(ShapeError(format!("perm {p:?} does not match rank {r}")));
+                return Err(ShapeError::new(format!(
+                    "perm {p:?} does not match rank {r}"
+                )));
             }
             p.iter()
                 .map(|&a| crate::ops::shape_rules::norm_axis(a, r))

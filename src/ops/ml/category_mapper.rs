@@ -51,7 +51,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
         Some(DataType::String) => DataType::Int64,
         Some(DataType::Int64) => DataType::String,
         Some(other) => {
-            return Err(ShapeError(format!(
+            return Err(ShapeError::new(format!(
                 "X must be string or int64, got {other}"
             )))
         }

@@ -629,7 +629,7 @@ mod tests {
             n_targets: 1,
         };
         let e = g.flatten::<f32>().unwrap_err();
-        assert!(e.0.contains("reached twice"), "{e}");
+        assert!(e.to_string().contains("reached twice"), "{e}");
     }
 
     #[test]
@@ -640,15 +640,31 @@ mod tests {
             roots: vec![Child::Branch(0)],
             n_targets: 1,
         };
-        assert!(g.flatten::<f32>().unwrap_err().0.contains("leaf index 5"));
+        assert!(g
+            .flatten::<f32>()
+            .unwrap_err()
+            .to_string()
+            .contains("leaf index 5"));
         g.branches[0].on_false = Child::Branch(9);
-        assert!(g.flatten::<f32>().unwrap_err().0.contains("node index 9"));
+        assert!(g
+            .flatten::<f32>()
+            .unwrap_err()
+            .to_string()
+            .contains("node index 9"));
         g.branches[0].on_false = Child::Leaf(0);
         g.leaves[0] = vec![(3, 1.0)];
-        assert!(g.flatten::<f32>().unwrap_err().0.contains("target/class 3"));
+        assert!(g
+            .flatten::<f32>()
+            .unwrap_err()
+            .to_string()
+            .contains("target/class 3"));
         g.leaves[0] = vec![(0, 1.0)];
         g.branches[0].feature = -1;
-        assert!(g.flatten::<f32>().unwrap_err().0.contains("negative"));
+        assert!(g
+            .flatten::<f32>()
+            .unwrap_err()
+            .to_string()
+            .contains("negative"));
     }
 
     #[test]

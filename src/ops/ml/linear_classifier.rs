@@ -67,7 +67,7 @@ impl LinearClassifierAttrs {
 }
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
-    let a = LinearClassifierAttrs::decode(&cx.attrs).map_err(|e| ShapeError(e.to_string()))?;
+    let a = LinearClassifierAttrs::decode(&cx.attrs).map_err(|e| ShapeError::new(e.to_string()))?;
     let n = row_count(cx, 0);
     let k = if !a.intercepts.is_empty() {
         Some(a.intercepts.len())

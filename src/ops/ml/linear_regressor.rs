@@ -45,7 +45,7 @@ impl LinearRegressorAttrs {
 }
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
-    let a = LinearRegressorAttrs::decode(&cx.attrs).map_err(|e| ShapeError(e.to_string()))?;
+    let a = LinearRegressorAttrs::decode(&cx.attrs).map_err(|e| ShapeError::new(e.to_string()))?;
     let n = row_count(cx, 0);
     cx.set_tensor(
         0,

@@ -34,7 +34,7 @@ impl NormalizerAttrs {
 }
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
-    NormalizerAttrs::decode(&cx.attrs).map_err(|e| ShapeError(e.to_string()))?;
+    NormalizerAttrs::decode(&cx.attrs).map_err(|e| ShapeError::new(e.to_string()))?;
     let s = cx.shape(0).map(|s| s.to_vec());
     cx.set_tensor(0, DataType::Float, s);
     Ok(())

@@ -56,7 +56,7 @@ impl OneHotEncoderAttrs {
 }
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
-    let a = OneHotEncoderAttrs::decode(&cx.attrs).map_err(|e| ShapeError(e.to_string()))?;
+    let a = OneHotEncoderAttrs::decode(&cx.attrs).map_err(|e| ShapeError::new(e.to_string()))?;
     let s = cx.shape(0).map(|s| {
         let mut o = s.to_vec();
         o.push(Some(Expr::int(a.count as i64)));

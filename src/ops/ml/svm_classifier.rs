@@ -303,7 +303,7 @@ fn post_row(post: PostTransform, row: &mut [f32]) {
 }
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
-    let a = SvmClassifierAttrs::decode(&cx.attrs).map_err(|e| ShapeError(e.to_string()))?;
+    let a = SvmClassifierAttrs::decode(&cx.attrs).map_err(|e| ShapeError::new(e.to_string()))?;
     let n = row_count(cx, 0);
     cx.set_tensor(0, a.labels.elem(), n.clone().map(|n| vec![n]));
     cx.set_tensor(

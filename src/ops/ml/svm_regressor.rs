@@ -66,7 +66,7 @@ impl SvmRegressorAttrs {
 }
 
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
-    SvmRegressorAttrs::decode(&cx.attrs).map_err(|e| ShapeError(e.to_string()))?;
+    SvmRegressorAttrs::decode(&cx.attrs).map_err(|e| ShapeError::new(e.to_string()))?;
     let n = row_count(cx, 0);
     cx.set_tensor(0, DataType::Float, n.map(|n| vec![n, Some(Expr::int(1))]));
     Ok(())

@@ -27,7 +27,7 @@ pub(super) fn fixed_shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
 /// `*Like` and Bernoulli: the input's shape; the dtype attribute or the
 /// input's type.
 pub(super) fn like_shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
-    let dt = dtype(cx, cx.elem(0)).ok_or_else(|| ShapeError("unknown output type".into()))?;
+    let dt = dtype(cx, cx.elem(0)).ok_or_else(|| ShapeError::new("unknown output type"))?;
     let shape = cx.shape(0).map(|s| s.to_vec());
     cx.set_tensor(0, dt, shape);
     Ok(())

@@ -470,7 +470,7 @@ pub(super) fn recurrent_shape(
     let nd: i64 = match cx.attrs.string_or("direction", "forward").as_str() {
         "bidirectional" => 2,
         "forward" | "reverse" => 1,
-        other => return Err(ShapeError(format!("unknown direction '{other}'"))),
+        other => return Err(ShapeError::new(format!("unknown direction '{other}'"))),
     };
     let layout = cx.attrs.int_or("layout", 0);
     let hidden: Dim = match cx.attrs.int("hidden_size") {
@@ -487,7 +487,10 @@ pub(super) fn recurrent_shape(
     let x = cx.shape(0).map(|s| s.to_vec());
     if let Some(x) = &x {
         if x.len() != 3 {
-            return Err(ShapeError(format!("X must have rank 3, got {}", x.len())));
+            return Err(ShapeError::new(format!(
+                "X must have rank 3, got {}",
+                x.len()
+            )));
         }
     }
     let (seq, batch): (Dim, Dim) = match &x {

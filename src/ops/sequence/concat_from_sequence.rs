@@ -22,7 +22,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let axis = cx
         .attrs
         .int("axis")
-        .ok_or_else(|| ShapeError("ConcatFromSequence needs the 'axis' attribute".into()))?;
+        .ok_or_else(|| ShapeError::new("ConcatFromSequence needs the 'axis' attribute"))?;
     let mut out: Vec<Dim> = shape;
     if cx.attrs.int_or("new_axis", 0) != 0 {
         let ax = crate::ops::shape_rules::norm_axis(axis, out.len() + 1)?;

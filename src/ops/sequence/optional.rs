@@ -18,8 +18,8 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     match t {
         Some(t) => cx.set(0, TypeInfo::Optional(Box::new(t))),
         None if !cx.has_input(0) => {
-            return Err(ShapeError(
-                "Optional without input needs the 'type' attribute".into(),
+            return Err(ShapeError::new(
+                "Optional without input needs the 'type' attribute",
             ))
         }
         None => {}

@@ -10,7 +10,7 @@ use crate::value_type::TypeInfo;
 pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     let code = cx.attrs.int_or("dtype", DataType::Float.code() as i64);
     let elem = DataType::from_code(code as i32)
-        .ok_or_else(|| ShapeError(format!("dtype {code} is not an element type")))?;
+        .ok_or_else(|| ShapeError::new(format!("dtype {code} is not an element type")))?;
     set_seq(cx, 0, TypeInfo::Tensor { elem, shape: None });
     Ok(())
 }

@@ -20,7 +20,7 @@ pub fn broadcast_dim(a: &Dim, b: &Dim) -> Result<Dim, ShapeError> {
             } else if y.as_int() == Some(1) {
                 Some(x.clone())
             } else if let (Some(p), Some(q)) = (x.as_int(), y.as_int()) {
-                return Err(ShapeError(format!(
+                return Err(ShapeError::new(format!(
                     "dimensions {p} and {q} cannot be broadcast"
                 )));
             } else if x.as_int().is_some() {
@@ -45,7 +45,7 @@ pub fn broadcast(shapes: &[&[Dim]]) -> Result<Vec<Dim>, ShapeError> {
         let off = rank - s.len();
         for (i, d) in s.iter().enumerate() {
             out[off + i] = broadcast_dim(&out[off + i], d)
-                .map_err(|e| ShapeError(format!("{e} (axis {})", off + i)))?;
+                .map_err(|e| ShapeError::new(format!("{e} (axis {})", off + i)))?;
         }
     }
     Ok(out)
@@ -56,7 +56,7 @@ pub fn norm_axis(axis: i64, rank: usize) -> Result<usize, ShapeError> {
     let r = rank as i64;
     let a = if axis < 0 { axis + r } else { axis };
     if a < 0 || a >= r {
-        return Err(ShapeError(format!(
+        return Err(ShapeError::new(format!(
             "axis {axis} is out of range for rank {rank}"
         )));
     }

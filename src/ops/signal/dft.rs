@@ -21,7 +21,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     };
     let r = s.len();
     if r < 2 {
-        return Err(ShapeError("DFT input needs rank >= 2".into()));
+        return Err(ShapeError::new("DFT input needs rank >= 2"));
     }
     // DFT-17's axis attribute is upgraded by `graph::upgrade` to input 2
     let axis = if cx.has_input(2) {
@@ -37,7 +37,7 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     };
     let ax = if axis < 0 { axis + r as i64 } else { axis };
     if ax < 0 || ax >= r as i64 - 1 {
-        return Err(ShapeError(format!("DFT axis {axis} is out of range")));
+        return Err(ShapeError::new(format!("DFT axis {axis} is out of range")));
     }
     let ax = ax as usize;
     let onesided = cx.attrs.int_or("onesided", 0) != 0;

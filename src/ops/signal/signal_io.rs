@@ -12,7 +12,7 @@ use crate::tensor::{DataType, Tensor, Value};
 pub(super) fn out_datatype(cx: &InferCtx) -> Result<DataType, ShapeError> {
     let code = cx.attrs.int_or("output_datatype", 1);
     DataType::from_code(code as i32)
-        .ok_or_else(|| ShapeError(format!("unknown output_datatype {code}")))
+        .ok_or_else(|| ShapeError::new(format!("unknown output_datatype {code}")))
 }
 
 pub(super) fn single_int(

@@ -14,7 +14,7 @@ use crate::tensor::{Tensor, Value};
 pub(super) fn optimizer_shape(cx: &mut InferCtx, groups: usize) -> Result<(), ShapeError> {
     let rest = cx.num_inputs().saturating_sub(2);
     if !rest.is_multiple_of(groups) {
-        return Err(ShapeError(format!(
+        return Err(ShapeError::new(format!(
             "expected R, T and {groups} groups of tensors"
         )));
     }
