@@ -83,6 +83,52 @@ pub fn conv_with(
     conv_on(Isa::detect()?, x, w, bias, d, post, res)
 }
 
+/// The row-major product `c (m x n) = a (m x k) · b (k x n)` on the
+/// convolution's micro-kernels, as the 1x1 convolution of `k` channels
+/// over `n` positions it is (`a` read in place, `b` packed once per
+/// block); false (and `c` untouched) when this CPU has no fast path or a
+/// dimension is zero.
+pub fn gemm_into(m: usize, k: usize, n: usize, a: &[f32], b: &[f32], c: &mut [f32]) -> bool {
+    let Some(isa) = Isa::detect() else {
+        return false;
+    };
+    if m == 0 || k == 0 || n == 0 {
+        return false;
+    }
+    assert!(a.len() >= m * k && b.len() >= k * n && c.len() == m * n);
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (positions, one, zero) = ([n], [1usize], [0usize]);
+        let d = ConvDims {
+            n: 1,
+            c: k,
+            m,
+            group: 1,
+            spatial: &positions,
+            kernel: &one,
+            strides: &one,
+            dilations: &one,
+            pad_begin: &zero,
+            out: &positions,
+        };
+        // SAFETY: MaybeUninit<f32> has f32's layout, and the kernels store
+        // only initialised floats into it
+        let out = unsafe {
+            std::slice::from_raw_parts_mut(
+                c.as_mut_ptr().cast::<std::mem::MaybeUninit<f32>>(),
+                c.len(),
+            )
+        };
+        blocked::conv(isa, b, a, None, &d, None, None, out);
+        true
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (isa, a, b, c);
+        false
+    }
+}
+
 /// [`conv_with`] on the given instruction set, or `None` when this CPU
 /// lacks it.
 pub fn conv_on(
@@ -1151,5 +1197,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn gemm_on_the_conv_kernels_matches_the_definition() {
+        if Isa::detect().is_none() {
+            eprintln!("NOTE: no AVX2/AVX-512 on this CPU: gemm_into has no fast path to test");
+            return;
+        }
+        let mut seed = 11;
+        // partial tiles in both directions, a reduction over two blocks
+        for (m, k, n) in [(13, 37, 45), (12, 300, 64), (5, 1, 17), (40, 129, 100)] {
+            let a = values(m * k, &mut seed);
+            let b = values(k * n, &mut seed);
+            let mut c = vec![f32::NAN; m * n];
+            assert!(gemm_into(m, k, n, &a, &b, &mut c));
+            for i in 0..m {
+                for j in 0..n {
+                    let want: f64 = (0..k)
+                        .map(|p| a[i * k + p] as f64 * b[p * n + j] as f64)
+                        .sum();
+                    let got = c[i * n + j] as f64;
+                    assert!(
+                        (got - want).abs() < 1e-4,
+                        "({m},{k},{n}) at ({i},{j}): {got} vs {want}"
+                    );
+                }
+            }
+        }
+        assert!(!gemm_into(0, 3, 3, &[], &[0.0; 9], &mut []));
     }
 }

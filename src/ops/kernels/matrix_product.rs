@@ -1,6 +1,8 @@
 //! The matrix product engine: MatMul's numpy semantics (batched with
 //! broadcasting), shared by MatMul, Gemm and the convolutions.
-//! f32/f64 go through `matrixmultiply`'s packed GEMM (split into row blocks
+//! f32 products of 16 columns or more run on the convolution micro-kernels
+//! (`conv_f32::gemm_into`); the rest of f32 and f64 go through
+//! `matrixmultiply`'s packed GEMM (split into row blocks
 //! over the rayon pool, so `config threads` governs it); other numeric types
 //! use a plain loop with wrapping integer arithmetic.
 
@@ -348,10 +350,17 @@ impl Gemm for f64 {
     }
 }
 
+/// Fewest columns a product needs to run on the convolution kernels,
+/// whose tiles are 16 or 32 columns wide (a narrower product would compute
+/// mostly discarded columns); matrixmultiply's 8x8 kernel takes the rest.
+const GEMM_CONV_MIN_N: usize = 16;
+
 impl Gemm for f32 {
     fn gemm(m: usize, k: usize, n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
         if m <= SMALL_M {
             gemm_small_m_f32(m, k, n, a, b, c);
+        } else if n >= GEMM_CONV_MIN_N && super::conv_f32::gemm_into(m, k, n, a, b, c) {
+            // done on the convolution's 6x16 / 12x32 micro-kernels
         } else {
             packed_row_major(matrixmultiply::sgemm, (1.0, 0.0), (m, k, n), (a, b, c))
         }
@@ -496,7 +505,7 @@ pub(crate) mod tests {
 
     #[test]
     fn small_left_operand_matches_the_packed_gemm() {
-        // m = 1..=4 take the in-place path, m = 5 the packed one; k with a
+        // m = 1..=4 take the in-place path, m = 5 the conv kernels; k with a
         // remainder of four, n across a column block
         let (k, n) = (7, SMALL_NB + 3);
         let b: Vec<f32> = (0..k * n).map(|i| ((i * 7919) % 13) as f32 - 6.0).collect();
