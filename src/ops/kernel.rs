@@ -9,8 +9,9 @@
 use crate::ops::Attrs;
 pub use crate::ops::KernelError;
 use crate::proto::NodeProto;
+use crate::tensor::ValueMap;
 use crate::tensor::{Tensor, Value};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// What a kernel builder sees of its node.
@@ -85,7 +86,7 @@ pub(crate) enum Part<'a> {
     /// Only the hoisted steps; no outputs are collected.
     Invariant(&'a [bool]),
     /// Every other step, the hoisted results read from the map.
-    Variant(&'a [bool], &'a HashMap<String, Value>),
+    Variant(&'a [bool], &'a ValueMap),
 }
 
 /// Runs part of a subgraph (loop-invariant hoisting); returns the
@@ -94,7 +95,7 @@ pub(crate) type PartRunner<'a> = dyn FnMut(
         &dyn Subgraph,
         Vec<(String, Value)>,
         Part<'_>,
-    ) -> Result<(Vec<Value>, HashMap<String, Value>), KernelError>
+    ) -> Result<(Vec<Value>, ValueMap), KernelError>
     + 'a;
 
 /// What a running kernel can reach besides its inputs: subgraph execution
@@ -137,7 +138,7 @@ impl RunCtx<'_> {
         plan: &Arc<dyn Subgraph>,
         inputs: Vec<(String, Value)>,
         hoist: &Hoisting,
-    ) -> Result<HashMap<String, Value>, KernelError> {
+    ) -> Result<ValueMap, KernelError> {
         let Some(parts) = self.parts.as_mut() else {
             return Err(KernelError::new(
                 "hoisting is not available in an observed run",
@@ -155,7 +156,7 @@ impl RunCtx<'_> {
         plan: &Arc<dyn Subgraph>,
         inputs: Vec<Value>,
         hoist: &Hoisting,
-        pre: &HashMap<String, Value>,
+        pre: &ValueMap,
     ) -> Result<Vec<Value>, KernelError> {
         let Some(parts) = self.parts.as_mut() else {
             return Err(KernelError::new(

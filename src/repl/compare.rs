@@ -17,7 +17,8 @@ use crate::runtime::compare::{diff, match_values, Diff, ValueMeta};
 use crate::runtime::dump::{read_entry, read_manifest, ManifestEntry};
 use crate::runtime::tolerance::{ATOL, RTOL};
 use crate::runtime::{Plan, PlannedNode, RunOptions};
-use crate::tensor::{DataType, Tensor, Value};
+use crate::tensor::ValueMap;
+use crate::tensor::{DataType, Tensor};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -25,7 +26,7 @@ use std::time::Instant;
 
 /// Where the reference values come from.
 enum Reference {
-    Run(HashMap<String, Value>),
+    Run(ValueMap),
     Dump(PathBuf, Vec<ManifestEntry>),
 }
 
@@ -61,7 +62,7 @@ fn load_reference(path: &Path) -> R<ModelProto> {
 
 /// The tensors a run produced, node by node in execution order, with the
 /// position of their node in `nodes`.
-fn produced(nodes: &[PlannedNode], held: &HashMap<String, Value>) -> Vec<(ValueMeta, usize)> {
+fn produced(nodes: &[PlannedNode], held: &ValueMap) -> Vec<(ValueMeta, usize)> {
     let mut out = Vec::new();
     for (pos, n) in nodes.iter().enumerate() {
         for o in n.outputs.iter().flatten() {

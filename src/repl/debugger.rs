@@ -19,9 +19,9 @@ use crate::runtime::debug::{
 };
 use crate::runtime::{Plan, RunError, RunOptions, RunResult};
 use crate::tensor::Value;
+use crate::tensor::ValueMap;
 use serde::Serialize;
 use serde_json::json;
-use std::collections::HashMap;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -95,12 +95,7 @@ pub fn abandon(s: &mut Session, why: Option<&str>) {
 }
 
 /// Starts a run under the debugger and waits for its first stop or its end.
-pub fn start(
-    s: &mut Session,
-    plan: Arc<Plan>,
-    inputs: HashMap<String, Value>,
-    mut opts: RunOptions,
-) -> R<Flow> {
+pub fn start(s: &mut Session, plan: Arc<Plan>, inputs: ValueMap, mut opts: RunOptions) -> R<Flow> {
     abandon(s, None);
     let (stop_tx, stop_rx) = channel();
     let (req_tx, req_rx) = channel();

@@ -11,6 +11,7 @@ use super::lex::{self, quote_name, unquote_name};
 use super::{CmdError, Flow, Session};
 use crate::runtime::dump::DumpWriter;
 use crate::runtime::RunOptions;
+use crate::tensor::ValueMap;
 use crate::tensor::{Tensor, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -156,7 +157,7 @@ pub(super) fn cmd_dump(s: &mut Session, a: &Args) -> R<Flow> {
         }
     } else {
         rerun = true;
-        let inputs: HashMap<String, Value> = p
+        let inputs: ValueMap = p
             .inputs()
             .iter()
             .filter_map(|d| last.held.get(&d.name).map(|v| (d.name.clone(), v.clone())))

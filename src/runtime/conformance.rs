@@ -8,8 +8,8 @@ use super::tolerance::{compare_values, Tolerance};
 use crate::proto::{self, type_proto::Value as TV, TypeProto};
 use crate::proto::{value_from_pb_bytes, PbKind};
 use crate::tensor::Value;
+use crate::tensor::ValueMap;
 use serde::Serialize;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The outcome of one case.
@@ -101,7 +101,7 @@ pub fn run_case(dir: &Path, tol: &Tolerance) -> CaseResult {
 /// One test data set: the inputs by name, and the expected outputs (in
 /// graph output order; `None` where the file is absent).
 pub struct DataSet {
-    pub inputs: HashMap<String, Value>,
+    pub inputs: ValueMap,
     pub outputs: Vec<Option<Value>>,
 }
 
@@ -137,7 +137,7 @@ pub fn load_case(dir: &Path) -> Result<(proto::ModelProto, Vec<DataSet>), String
     }
     let mut out = Vec::with_capacity(sets.len());
     for set in sets {
-        let mut feed = HashMap::new();
+        let mut feed = ValueMap::default();
         for (i, vi) in inputs.iter().enumerate() {
             let f = set.join(format!("input_{i}.pb"));
             if f.exists() {
@@ -179,7 +179,7 @@ fn run_case_inner(dir: &Path, tol: &Tolerance) -> Result<Outcome, String> {
         let feed = if random {
             set.inputs.clone()
         } else {
-            HashMap::new()
+            ValueMap::default()
         };
         let res = plan.run(set.inputs, &opts).map_err(|e| e.to_string())?;
         let mut failures = Vec::new();

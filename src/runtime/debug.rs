@@ -9,6 +9,7 @@
 
 use super::break_condition::Cond;
 use crate::tensor::Value;
+use crate::tensor::ValueMap;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::mpsc::{Receiver, Sender};
@@ -34,10 +35,10 @@ pub struct At<'a> {
 /// The values a node can see: its scope's, the cached constants, the
 /// initializers and the enclosing scopes' (innermost last).
 pub struct View<'a> {
-    pub local: &'a HashMap<String, Value>,
-    pub cached: &'a HashMap<String, Value>,
-    pub init: &'a HashMap<String, Value>,
-    pub outer: &'a [&'a HashMap<String, Value>],
+    pub local: &'a ValueMap,
+    pub cached: &'a ValueMap,
+    pub init: &'a ValueMap,
+    pub outer: &'a [&'a ValueMap],
 }
 
 impl View<'_> {

@@ -5,6 +5,7 @@ use crate::graph::{implicit_inputs, LocalConst, NodeLabel, Opsets, Schedule};
 use crate::ops::kernel::{Kernel, KernelError, NodeInfo, Part, RunCtx, Subgraph};
 use crate::ops::{self, Attrs};
 use crate::proto::{canonical_domain, GraphProto, ModelProto, NodeProto, TypeProto};
+use crate::tensor::ValueMap;
 use crate::tensor::{DataType, Value};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -149,7 +150,7 @@ pub struct RunResult {
     pub outputs: Vec<(String, Value)>,
     /// Every value still held at the end (inputs, initializers, intermediates
     /// not released, outputs).
-    pub held: HashMap<String, Value>,
+    pub held: ValueMap,
     pub events: Vec<Event>,
     /// Events not recorded because the log reached `config max-events`.
     pub dropped_events: usize,
@@ -187,7 +188,7 @@ struct Steps {
     /// Graph inputs with an initializer default that constant steps read;
     /// giving one of them disables the cache for that run.
     const_overridable: HashSet<String>,
-    const_cache: std::sync::OnceLock<HashMap<String, Value>>,
+    const_cache: std::sync::OnceLock<ValueMap>,
 }
 
 /// The main graph after the plan-time passes (`runtime::passes`): run
@@ -195,7 +196,7 @@ struct Steps {
 struct Rewritten {
     list: Steps,
     /// Tensors the passes made (rewritten weights), read like initializers.
-    made: HashMap<String, Value>,
+    made: ValueMap,
     /// Per pass: its name and how many rewrites it made.
     counts: Vec<(&'static str, usize)>,
     /// Graph inputs whose initializer default a rewrite used: giving one
@@ -234,7 +235,7 @@ impl Step {
 }
 
 /// A graph's outputs (in order) and every value it still holds.
-type Executed = (Vec<(String, Value)>, HashMap<String, Value>);
+type Executed = (Vec<(String, Value)>, ValueMap);
 
 /// A declared graph input.
 #[derive(Clone, Debug)]
@@ -251,7 +252,7 @@ pub struct Plan {
     /// `init_values`).
     init_order: Vec<String>,
     /// The initializers by name (read in place, never copied per run).
-    init_values: HashMap<String, Value>,
+    init_values: ValueMap,
     /// The graph as written: run when the run is observed.
     full: Steps,
     outputs: Vec<String>,
@@ -481,7 +482,8 @@ impl Plan {
 
     fn for_graph(graph: &GraphProto, opsets: &Opsets, nested: bool) -> Result<Plan, PlanError> {
         let mut init_order = Vec::with_capacity(graph.initializer.len());
-        let mut init_values = HashMap::with_capacity(graph.initializer.len());
+        let mut init_values =
+            ValueMap::with_capacity_and_hasher(graph.initializer.len(), Default::default());
         let mut init_names = HashSet::new();
         for t in &graph.initializer {
             let v = crate::proto::from_proto(t).map_err(|source| PlanError::Initializer {
@@ -739,9 +741,9 @@ impl Plan {
     }
 
     /// Runs the graph on named inputs.
-    pub fn run(
+    pub fn run<S: std::hash::BuildHasher>(
         &self,
-        inputs: HashMap<String, Value>,
+        inputs: HashMap<String, Value, S>,
         opts: &RunOptions,
     ) -> Result<RunResult, RunError> {
         match self.run_partial(inputs, opts) {
@@ -753,9 +755,9 @@ impl Plan {
     /// Runs the graph and returns what it got to: on a failure, the event
     /// log up to the failing node and the values held at that moment (no
     /// outputs), with the error.
-    pub fn run_partial(
+    pub fn run_partial<S: std::hash::BuildHasher>(
         &self,
-        inputs: HashMap<String, Value>,
+        inputs: HashMap<String, Value, S>,
         opts: &RunOptions,
     ) -> (RunResult, Option<RunError>) {
         // a Ctrl-C between runs (`bench`) stops even a plan whose every
@@ -788,7 +790,8 @@ impl Plan {
         if let Some(e) = error {
             return (RunResult::default(), Some(e));
         }
-        let mut held = HashMap::with_capacity(self.full.steps.len() * 2);
+        let mut held =
+            ValueMap::with_capacity_and_hasher(self.full.steps.len() * 2, Default::default());
         let result = self.exec_into(&mut held, given, &[], opts, &mut log, 0, "", None);
         let (outputs, error) = match result {
             Ok(outputs) => (outputs, None),
@@ -808,14 +811,15 @@ impl Plan {
     fn exec(
         &self,
         given: Vec<(String, Value)>,
-        outer: &[&HashMap<String, Value>],
+        outer: &[&ValueMap],
         opts: &RunOptions,
         log: &mut Option<&mut Vec<Event>>,
         depth: usize,
         scope: &str,
         part: Option<Part>,
     ) -> Result<Executed, KernelError> {
-        let mut values = HashMap::with_capacity(self.full.steps.len() * 2);
+        let mut values =
+            ValueMap::with_capacity_and_hasher(self.full.steps.len() * 2, Default::default());
         let outs = self.exec_into(&mut values, given, outer, opts, log, depth, scope, part)?;
         Ok((outs, values))
     }
@@ -824,9 +828,9 @@ impl Plan {
     /// the initializers and the enclosing scopes.
     fn view<'a>(
         &'a self,
-        local: &'a HashMap<String, Value>,
-        cached: &'a HashMap<String, Value>,
-        outer: &'a [&'a HashMap<String, Value>],
+        local: &'a ValueMap,
+        cached: &'a ValueMap,
+        outer: &'a [&'a ValueMap],
     ) -> super::debug::View<'a> {
         super::debug::View {
             local,
@@ -841,9 +845,9 @@ impl Plan {
     #[allow(clippy::too_many_arguments)]
     fn exec_into(
         &self,
-        values: &mut HashMap<String, Value>,
+        values: &mut ValueMap,
         given: Vec<(String, Value)>,
-        outer: &[&HashMap<String, Value>],
+        outer: &[&ValueMap],
         opts: &RunOptions,
         log: &mut Option<&mut Vec<Event>>,
         depth: usize,
@@ -918,7 +922,7 @@ impl Plan {
         // a run that keeps its intermediates (`held`) keeps all of them.
         let observed =
             log.is_some() || opts.debug.is_some() || opts.on_value.is_some() || !opts.release;
-        let empty_made = HashMap::new();
+        let empty_made = ValueMap::default();
         let (list, made) = match &self.fast {
             Some(f)
                 if depth == 0
@@ -945,10 +949,9 @@ impl Plan {
         } else {
             None
         };
-        let mut building: Option<HashMap<String, Value>> =
-            (use_cache && cache.is_none()).then(HashMap::new);
-        let empty = HashMap::new();
-        let cached: &HashMap<String, Value> = match part {
+        let mut building: Option<ValueMap> = (use_cache && cache.is_none()).then(ValueMap::default);
+        let empty = ValueMap::default();
+        let cached: &ValueMap = match part {
             Some(Part::Variant(_, pre)) => pre,
             _ => cache.unwrap_or(&empty),
         };
@@ -1000,7 +1003,7 @@ impl Plan {
                         }
                     }
                 }
-                let mut scopes: Vec<&HashMap<String, Value>> = outer.to_vec();
+                let mut scopes: Vec<&ValueMap> = outer.to_vec();
                 scopes.push(&self.init_values);
                 scopes.push(cached);
                 scopes.push(&*values);
@@ -1032,10 +1035,17 @@ impl Plan {
                 let mut parts = |sub: &dyn Subgraph,
                                  ins: Vec<(String, Value)>,
                                  part: Part|
-                 -> Result<(Vec<Value>, HashMap<String, Value>), KernelError> {
+                 -> Result<(Vec<Value>, ValueMap), KernelError> {
                     let plan = Plan::of_subgraph(sub)?;
-                    let (outs, values) =
-                        plan.exec(ins, &scopes, opts, &mut None, depth + 1, &child_scope, Some(part))?;
+                    let (outs, values) = plan.exec(
+                        ins,
+                        &scopes,
+                        opts,
+                        &mut None,
+                        depth + 1,
+                        &child_scope,
+                        Some(part),
+                    )?;
                     Ok((outs.into_iter().map(|(_, v)| v).collect(), values))
                 };
                 let mut cx = RunCtx {

@@ -50,9 +50,9 @@ fn tensor(v: Option<&Value>) -> Option<&Tensor> {
 
 /// Checks a random case's produced outputs. `Ok` holds what was checked
 /// (for the skip message); `Err` what is wrong.
-pub fn check(
+pub fn check<S: std::hash::BuildHasher>(
     graph: &GraphProto,
-    feed: &HashMap<String, Value>,
+    feed: &HashMap<String, Value, S>,
     got: &[(String, Value)],
     want: &[Option<Value>],
     tol: &Tolerance,
@@ -131,9 +131,9 @@ fn count_slack(var: f64) -> f64 {
     4.0 * var.max(0.0).sqrt() + 1.0
 }
 
-fn check_bernoulli(
+fn check_bernoulli<S: std::hash::BuildHasher>(
     n: &NodeProto,
-    feed: &HashMap<String, Value>,
+    feed: &HashMap<String, Value, S>,
     produced: &HashMap<&str, &Value>,
 ) -> Result<Option<String>, String> {
     let (Some(p), Some(y)) = (
@@ -169,9 +169,9 @@ fn check_bernoulli(
     )))
 }
 
-fn check_dropout(
+fn check_dropout<S: std::hash::BuildHasher>(
     n: &NodeProto,
-    feed: &HashMap<String, Value>,
+    feed: &HashMap<String, Value, S>,
     produced: &HashMap<&str, &Value>,
     tol: &Tolerance,
 ) -> Result<Option<String>, String> {

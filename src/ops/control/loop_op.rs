@@ -13,6 +13,7 @@ use crate::ops::kernel::{opt_tensor_in, Kernel, KernelError, NodeInfo};
 use crate::ops::kernels::axis_slices::{graph_output_types, stack_tensors};
 use crate::ops::kernels::threads;
 use crate::ops::{InferCtx, ShapeError};
+use crate::tensor::ValueMap;
 use crate::tensor::{DataType, Tensor, Value};
 use crate::value_type::{Dim, TypeInfo};
 
@@ -121,7 +122,7 @@ pub fn kernel(info: &NodeInfo) -> Result<Kernel, KernelError> {
         }
         let mut scans: Vec<Vec<Value>> = vec![vec![]; n_scan];
         // the hoisted steps' results, computed before the first iteration
-        let mut pre: Option<std::collections::HashMap<String, Value>> = None;
+        let mut pre: Option<ValueMap> = None;
         let mut i: i64 = 0;
         let mut sequential = false;
         loop {

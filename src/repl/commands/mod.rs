@@ -10,6 +10,7 @@ use crate::expr::{Bindings, Expr};
 use crate::proto::{self, ExternalOptions};
 use crate::runtime::{EventAction, EventKind, Plan, RunOptions};
 use crate::shape::{self, Dim, TypeInfo};
+use crate::tensor::ValueMap;
 use crate::tensor::{quote_str, render_tensor_with, DataType, PrintOptions, Value};
 use crate::text;
 use serde::Serialize;
@@ -698,7 +699,7 @@ fn assignments(s: &mut Session, a: &Args) -> R<()> {
     Ok(())
 }
 
-pub(super) fn feed(s: &Session, p: &Plan) -> R<HashMap<String, Value>> {
+pub(super) fn feed(s: &Session, p: &Plan) -> R<ValueMap> {
     let missing: Vec<String> = p
         .required_inputs()
         .iter()

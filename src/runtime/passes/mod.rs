@@ -22,7 +22,8 @@ use crate::graph::NodeLabel;
 use crate::proto::NodeProto;
 use crate::runtime::kernels::conv_epilogue::Epilogue;
 use crate::tensor::Value;
-use std::collections::{HashMap, HashSet};
+use crate::tensor::ValueMap;
+use std::collections::HashSet;
 
 /// One pass: its name and the rewrite (returns how many places it changed).
 pub(crate) struct Pass {
@@ -69,7 +70,7 @@ pub(crate) struct Work<'a> {
     /// Per node: the fused Conv epilogue.
     pub epilogue: Vec<Option<Epilogue>>,
     /// The graph's initializers (read only).
-    pub init: &'a HashMap<String, Value>,
+    pub init: &'a ValueMap,
     /// Graph inputs: an initializer that is also an input can be given
     /// per run; the rewrites that read one are recorded in `overridable`.
     pub inputs: HashSet<String>,
@@ -78,9 +79,9 @@ pub(crate) struct Work<'a> {
     pub overridable: std::cell::RefCell<HashSet<String>>,
     pub outputs: HashSet<String>,
     /// Tensors made by the passes (rewritten weights).
-    pub made: HashMap<String, Value>,
+    pub made: ValueMap,
     /// The values of the graph's Constant nodes (read only, like `init`).
-    pub consts: HashMap<String, Value>,
+    pub consts: ValueMap,
     /// Every name in use (for fresh names).
     pub names: HashSet<String>,
     /// Names read by nodes through subgraphs: never renamed or removed.
@@ -97,7 +98,7 @@ pub(crate) struct Rewritten {
     pub covers: Vec<Vec<String>>,
     pub fused_ops: Vec<Vec<String>>,
     pub epilogue: Vec<Option<Epilogue>>,
-    pub made: HashMap<String, Value>,
+    pub made: ValueMap,
     /// Graph inputs a rewrite read as constants (their initializer default).
     pub overridable: HashSet<String>,
     /// Per pass: name and number of rewrites.
@@ -181,7 +182,7 @@ impl Work<'_> {
 
 /// The value of each default-domain Constant node (those whose value
 /// cannot be read are left out: the passes treat them as unknown).
-fn constant_nodes(graph: &crate::proto::GraphProto) -> HashMap<String, Value> {
+fn constant_nodes(graph: &crate::proto::GraphProto) -> ValueMap {
     graph
         .node
         .iter()
@@ -202,7 +203,7 @@ fn constant_nodes(graph: &crate::proto::GraphProto) -> HashMap<String, Value> {
 /// Runs every pass over a main graph; `None` when nothing changed.
 pub(crate) fn rewrite(
     graph: &crate::proto::GraphProto,
-    init: &HashMap<String, Value>,
+    init: &ValueMap,
     implicit: HashSet<String>,
     opset: i64,
 ) -> Option<Rewritten> {
@@ -231,7 +232,7 @@ pub(crate) fn rewrite(
         inputs: graph.input.iter().map(|i| i.name().to_string()).collect(),
         overridable: Default::default(),
         outputs: graph.output.iter().map(|o| o.name().to_string()).collect(),
-        made: HashMap::new(),
+        made: ValueMap::default(),
         consts: constant_nodes(graph),
         names,
         implicit,
