@@ -113,29 +113,39 @@ pub fn sigmoid(x: f32) -> f32 {
     }
 }
 
-/// tanh in float32: an odd Taylor polynomial below |x| = 0.5 (first omitted
-/// term under 1e-6 relative there), otherwise (1 - e) / (1 + e) with
-/// e = e^(-2|x|), signed; tanh(-0) is -0 and NaN stays NaN.
+/// Above this |x|, tanh(x) rounds to +-1 in float32 (1 - tanh(9.5) is
+/// about 1.1e-8, under half an ulp below 1).
+const TANH_MAX: f32 = 9.5;
+
+/// tanh in float32 from one e^(2|x|) - 1, with no branch and no
+/// cancellation: `em1 / (em1 + 2)`, signed. 2|x| = n ln2 + r as in [`exp`],
+/// e^r - 1 as r times a degree-6 Taylor polynomial of (e^r - 1) / r (first
+/// omitted term under 2e-8 relative), and em1 = 2^n (e^r - 1) + (2^n - 1),
+/// exact to a few ulps also for small x, where 1 - 2 / (e^(2|x|) + 1) would
+/// cancel. Measured worst relative error against the f64 tanh: 2.1e-7
+/// (see the tests). tanh(-0) is -0 and NaN stays NaN.
 #[inline(always)]
 pub fn tanh(v: f32) -> f32 {
+    // a comparison, not `f32::min`, which would turn NaN into TANH_MAX
     let a = v.abs();
-    let x2 = v * v;
-    // x - x^3/3 + 2x^5/15 - 17x^7/315 + 62x^9/2835 - 1382x^11/155925
-    let p = -1382.0 / 155925.0;
-    let p = p * x2 + 62.0 / 2835.0;
-    let p = p * x2 - 17.0 / 315.0;
-    let p = p * x2 + 2.0 / 15.0;
-    let p = p * x2 - 1.0 / 3.0;
-    let small = v + v * x2 * p;
-    let e = exp(-2.0 * a);
-    let big = ((1.0 - e) / (1.0 + e)).copysign(v);
-    if v == 0.0 {
-        v
-    } else if a < 0.5 {
-        small
-    } else {
-        big
-    }
+    let a = if a > TANH_MAX { TANH_MAX } else { a };
+    let x = a + a;
+    let n = (x * LOG2E + ROUNDER) - ROUNDER;
+    let r = (x - n * LN2_HI) - n * LN2_LO;
+    let q = 1.0 / 5040.0;
+    let q = q * r + 1.0 / 720.0;
+    let q = q * r + 1.0 / 120.0;
+    let q = q * r + 1.0 / 24.0;
+    let q = q * r + 1.0 / 6.0;
+    let q = q * r + 0.5;
+    let q = q * r + 1.0;
+    let em1_r = r * q;
+    // 2^n from the low bits of n + 1.5 * 2^23, as in `exp`; n is at most
+    // 28 here, so 2^n is one normal float32
+    let ni = ((n + ROUNDER).to_bits() as i32).wrapping_sub(ROUNDER.to_bits() as i32);
+    let s = f32::from_bits(((ni + 127) as u32) << 23);
+    let em1 = s * em1_r + (s - 1.0);
+    (em1 / (em1 + 2.0)).copysign(v)
 }
 
 /// erfc(z) for z >= 0 in float32: `t * e^(-z^2 + P(t))` with
@@ -274,8 +284,23 @@ mod tests {
                 worst_t = worst_t.max(((tanh(x) as f64 - t) / t).abs());
             }
         }
+        // tiny arguments, down through the subnormals, keep their relative
+        // precision (tanh x ~ x)
+        let mut x = 1e-38f32;
+        while x < 20.0 {
+            let t = (x as f64).tanh();
+            worst_t = worst_t.max(((tanh(x) as f64 - t) / t).abs());
+            worst_t = worst_t.max(((tanh(-x) as f64 + t) / t).abs());
+            x *= 1.000_3;
+        }
+        for bits in [1u32, 7, 0x7f_ffff] {
+            let x = f32::from_bits(bits);
+            assert_eq!(tanh(x), x, "subnormal {x:e}");
+        }
         assert!(worst_s < 1e-6, "sigmoid {worst_s}");
-        assert!(worst_t < 2e-6, "tanh {worst_t}");
+        assert!(worst_t < 4e-7, "tanh {worst_t}");
+        assert_eq!(tanh(9.5), 1.0);
+        assert_eq!(tanh(-30.0), -1.0);
         assert!(tanh(-0.0).is_sign_negative());
         assert_eq!(tanh(1e-30), 1e-30);
         assert!(tanh(f32::NAN).is_nan() && sigmoid(f32::NAN).is_nan());

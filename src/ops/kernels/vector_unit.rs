@@ -2,16 +2,16 @@
 //!
 //! The f32 kernels are plain Rust loops the compiler vectorises; built for
 //! baseline x86-64 they get 4-lane SSE2. A function declared with
-//! [`widest_fn!`] is compiled twice, as written and with AVX2 and FMA
-//! enabled, and runs the second when the CPU has them, so its loops use 8
-//! lanes. The body is inlined into each variant (a closure handed to a
+//! [`widest_fn!`] is compiled three times, as written, with AVX2 and FMA
+//! enabled, and with AVX-512F as well, and runs the widest the CPU has, so
+//! its loops use 16 or 8 lanes. The body is inlined into each variant (a closure handed to a
 //! `#[target_feature]` function is not reliably inlined, and called out of
 //! line it keeps the baseline's 4 lanes). The sums are the same in every
 //! variant (Rust does not contract `a * b + c` into a fused multiply-add),
 //! so results do not depend on the CPU.
 
 /// `widest_fn! { fn name(arg: Type, ...) -> Ret { body } }`: `name` with
-/// its body compiled for AVX2 + FMA when the CPU has them.
+/// its body compiled for AVX-512F, or AVX2 + FMA, when the CPU has them.
 macro_rules! widest_fn {
     ($(#[$m:meta])* $vis:vis fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
         $(#[$m])*
@@ -24,7 +24,16 @@ macro_rules! widest_fn {
                 plain($($arg),*)
             }
             #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f,avx2,fma")]
+            unsafe fn avx512($($arg: $ty),*) $(-> $ret)? {
+                plain($($arg),*)
+            }
+            #[cfg(target_arch = "x86_64")]
             {
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU has AVX-512F (and so AVX2 and FMA)
+                    return unsafe { avx512($($arg),*) };
+                }
                 if std::arch::is_x86_feature_detected!("avx2")
                     && std::arch::is_x86_feature_detected!("fma")
                 {
