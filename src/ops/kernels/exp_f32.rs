@@ -23,28 +23,38 @@ const MAX_ARG: f32 = 88.722_83;
 /// Below this, e^x rounds to zero in float32.
 const MIN_ARG: f32 = -103.972_08;
 
+/// The reduction both [`exp`] and [`tanh`] start from: x = n ln2 + r with
+/// |r| <= ln2 / 2, returned as n's integer and e^r - 1, computed as r times
+/// a degree-6 Taylor polynomial of (e^r - 1) / r (first omitted term under
+/// 2e-8 relative). |x| must be below 2^22.
+#[inline(always)]
+fn split_ln2_expm1(x: f32) -> (i32, f32) {
+    // round to nearest by adding and removing 1.5 * 2^23: no call to
+    // `rintf`, which baseline x86-64 lacks as an instruction and which
+    // would stop vectorisation
+    let n = (x * LOG2E + ROUNDER) - ROUNDER;
+    let r = (x - n * LN2_HI) - n * LN2_LO;
+    let q = 1.0 / 5040.0;
+    let q = q * r + 1.0 / 720.0;
+    let q = q * r + 1.0 / 120.0;
+    let q = q * r + 1.0 / 24.0;
+    let q = q * r + 1.0 / 6.0;
+    let q = q * r + 0.5;
+    let q = q * r + 1.0;
+    // n's integer read from the low bits of n + 1.5 * 2^23 (exact, as |n|
+    // is far below 2^22): `n as i32` saturates and maps NaN to 0, which
+    // compiles to scalar code per lane and stops vectorisation
+    let ni = ((n + ROUNDER).to_bits() as i32).wrapping_sub(ROUNDER.to_bits() as i32);
+    (ni, r * q)
+}
+
 /// e^x in float32 (NaN gives NaN, +inf gives +inf, -inf gives 0).
 #[inline(always)]
 pub fn exp(x: f32) -> f32 {
     let xc = x.clamp(MIN_ARG, MAX_ARG);
-    // round to nearest by adding and removing 1.5 * 2^23 (|xc * LOG2E| is
-    // far below 2^22): no call to `rintf`, which baseline x86-64 lacks as
-    // an instruction and which would stop vectorisation
-    let n = (xc * LOG2E + ROUNDER) - ROUNDER;
-    let r = (xc - n * LN2_HI) - n * LN2_LO;
-    let p = 1.0 / 5040.0;
-    let p = p * r + 1.0 / 720.0;
-    let p = p * r + 1.0 / 120.0;
-    let p = p * r + 1.0 / 24.0;
-    let p = p * r + 1.0 / 6.0;
-    let p = p * r + 0.5;
-    let p = p * r + 1.0;
-    let p = p * r + 1.0;
-    // 2^n as 2^n1 * 2^n2, each a normal float32 for n in [-150, 128]; n's
-    // integer read from the low bits of n + 1.5 * 2^23 (exact, as |n| is
-    // far below 2^22): `n as i32` saturates and maps NaN to 0, which
-    // compiles to scalar code per lane and stops vectorisation
-    let ni = ((n + ROUNDER).to_bits() as i32).wrapping_sub(ROUNDER.to_bits() as i32);
+    let (ni, em1_r) = split_ln2_expm1(xc);
+    let p = em1_r + 1.0;
+    // 2^n as 2^n1 * 2^n2, each a normal float32 for n in [-150, 128]
     let n1 = ni >> 1;
     let n2 = ni - n1;
     let s1 = f32::from_bits(((n1 + 127) as u32) << 23);
@@ -129,20 +139,8 @@ pub fn tanh(v: f32) -> f32 {
     // a comparison, not `f32::min`, which would turn NaN into TANH_MAX
     let a = v.abs();
     let a = if a > TANH_MAX { TANH_MAX } else { a };
-    let x = a + a;
-    let n = (x * LOG2E + ROUNDER) - ROUNDER;
-    let r = (x - n * LN2_HI) - n * LN2_LO;
-    let q = 1.0 / 5040.0;
-    let q = q * r + 1.0 / 720.0;
-    let q = q * r + 1.0 / 120.0;
-    let q = q * r + 1.0 / 24.0;
-    let q = q * r + 1.0 / 6.0;
-    let q = q * r + 0.5;
-    let q = q * r + 1.0;
-    let em1_r = r * q;
-    // 2^n from the low bits of n + 1.5 * 2^23, as in `exp`; n is at most
-    // 28 here, so 2^n is one normal float32
-    let ni = ((n + ROUNDER).to_bits() as i32).wrapping_sub(ROUNDER.to_bits() as i32);
+    let (ni, em1_r) = split_ln2_expm1(a + a);
+    // n is at most 28 here, so 2^n is one normal float32
     let s = f32::from_bits(((ni + 127) as u32) << 23);
     let em1 = s * em1_r + (s - 1.0);
     (em1 / (em1 + 2.0)).copysign(v)
