@@ -4,9 +4,9 @@
 //! baseline x86-64 they get 4-lane SSE2. A function declared with
 //! [`widest_fn!`] is compiled three times, as written, with AVX2 and FMA
 //! enabled, and with AVX-512F as well, and runs the widest the CPU has, so
-//! its loops use 16 or 8 lanes. The body is inlined into each variant (a closure handed to a
-//! `#[target_feature]` function is not reliably inlined, and called out of
-//! line it keeps the baseline's 4 lanes). The sums are the same in every
+//! its loops use 16 or 8 lanes. The body is inlined into each variant (a
+//! closure handed to a `#[target_feature]` function is not reliably
+//! inlined, and called out of line it keeps the baseline's 4 lanes). The sums are the same in every
 //! variant (Rust does not contract `a * b + c` into a fused multiply-add),
 //! so results do not depend on the CPU.
 
