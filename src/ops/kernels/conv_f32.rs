@@ -189,7 +189,7 @@ pub fn conv_on(
 #[cfg(target_arch = "x86_64")]
 mod blocked {
     use super::{ConvDims, Epilogue, Isa};
-    use crate::ops::kernels::sliding_window::{copy_strided, next_index};
+    use crate::ops::kernels::sliding_window::{copy_run, copy_strided, next_index, zero_run};
     use rayon::prelude::*;
     use std::arch::x86_64::*;
 
@@ -274,6 +274,27 @@ mod blocked {
         }
     }
 
+    /// Copies `rows` rows of `cols` floats between a tile and its scratch
+    /// copy (short rows without a `memcpy` call each: see [`copy_run`]).
+    ///
+    /// # Safety
+    /// Both hold `rows` rows of `cols` floats at their row strides, and
+    /// do not overlap.
+    #[inline(always)]
+    unsafe fn copy_rows(
+        (dst, ldd): (*mut f32, usize),
+        (src, lds): (*const f32, usize),
+        rows: usize,
+        cols: usize,
+    ) {
+        for i in 0..rows {
+            copy_run(
+                std::slice::from_raw_parts_mut(dst.add(i * ldd), cols),
+                std::slice::from_raw_parts(src.add(i * lds), cols),
+            );
+        }
+    }
+
     /// One R x 16*V tile, or a smaller corner (`rows` x `cols`) of it
     /// through a scratch tile.
     ///
@@ -298,14 +319,10 @@ mod blocked {
         let mut t = [0.0f32; MR * NR];
         let tp = t.as_mut_ptr();
         if matches!(init, Init::Load) {
-            for i in 0..rows {
-                std::ptr::copy_nonoverlapping(c.add(i * ldc), tp.add(i * NR), cols);
-            }
+            copy_rows((tp, NR), (c, ldc), rows, cols);
         }
         kernel::<R, V>(kc, a, b, tp, NR, init);
-        for i in 0..rows {
-            std::ptr::copy_nonoverlapping(tp.add(i * NR), c.add(i * ldc), cols);
-        }
+        copy_rows((c, ldc), (tp, NR), rows, cols);
     }
 
     /// C[R x 8*V] (row stride `ldc`) = init + A * B on AVX2, as `kernel`
@@ -391,14 +408,10 @@ mod blocked {
         let mut t = [0.0f32; MR2 * NR2];
         let tp = t.as_mut_ptr();
         if matches!(init, Init::Load) {
-            for i in 0..rows {
-                std::ptr::copy_nonoverlapping(c.add(i * ldc), tp.add(i * NR2), cols);
-            }
+            copy_rows((tp, NR2), (c, ldc), rows, cols);
         }
         kernel_avx2::<R, V>(kc, a, b, tp, NR2, init);
-        for i in 0..rows {
-            std::ptr::copy_nonoverlapping(tp.add(i * NR2), c.add(i * ldc), cols);
-        }
+        copy_rows((c, ldc), (tp, NR2), rows, cols);
     }
 
     /// Covers a `rows` x `cols` tile (at most MR x NR) with AVX2 kernels of
@@ -637,8 +650,8 @@ mod blocked {
             let segs = &segs[kidx * runs.len()..(kidx + 1) * runs.len()];
             for (r, g) in runs.iter().zip(segs) {
                 let seg = &mut dst[r.dst..r.dst + r.len];
-                seg[..g.lo].fill(0.0);
-                seg[g.hi..].fill(0.0);
+                zero_run(&mut seg[..g.lo]);
+                zero_run(&mut seg[g.hi..]);
                 if g.lo < g.hi {
                     copy_strided(&mut seg[g.lo..g.hi], &xp[g.src..], s);
                 }
@@ -708,8 +721,8 @@ mod blocked {
                     match <&[f32; NR]>::try_from(chunk) {
                         Ok(full) => *dst = *full,
                         Err(_) => {
-                            dst[..chunk.len()].copy_from_slice(chunk);
-                            dst[chunk.len()..].fill(0.0);
+                            copy_run(&mut dst[..chunk.len()], chunk);
+                            zero_run(&mut dst[chunk.len()..]);
                         }
                     }
                 }

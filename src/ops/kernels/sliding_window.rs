@@ -158,7 +158,91 @@ pub fn next_index(idx: &mut [usize], dims: &[usize]) -> bool {
 /// `(dst.len() - 1) * stride + 1` values).
 #[inline(always)]
 pub fn copy_strided(dst: &mut [f32], src: &[f32], stride: usize) {
+    if stride <= 1 {
+        return copy_run(dst, &src[..dst.len()]);
+    }
     zip_strided(dst, src, stride, |d, v| *d = v);
+}
+
+/// Runs up to this long are moved as a few fixed-size blocks by
+/// [`copy_run`] and [`zero_run`]; longer ones by `memcpy` / `memset`.
+const SHORT_RUN: usize = 32;
+
+/// `dst.copy_from_slice(src)`, with the short runs of a small image (13
+/// columns of 13x13) moved as two to four blocks of 8 or 4 floats, the
+/// last one overlapping, rather than by a call to `memcpy` each: packing a
+/// 3x3 convolution of 48 channels over 13x13 made 5,600 such calls, and
+/// they and their `memset`s took a fifth of its time.
+#[inline(always)]
+pub fn copy_run<T: Copy>(dst: &mut [T], src: &[T]) {
+    let n = dst.len();
+    assert_eq!(n, src.len(), "copy_run: lengths differ");
+    if n > SHORT_RUN {
+        return dst.copy_from_slice(src);
+    }
+    short_blocks(n, |at, b| {
+        if b == 8 {
+            block::<_, 8>(dst, at).copy_from_slice(&src[at..at + 8]);
+        } else if b == 4 {
+            block::<_, 4>(dst, at).copy_from_slice(&src[at..at + 4]);
+        } else {
+            dst[at] = src[at];
+        }
+    });
+}
+
+/// `dst.fill(0.0)`, with short runs stored as blocks as [`copy_run`] does.
+#[inline(always)]
+pub fn zero_run(dst: &mut [f32]) {
+    let n = dst.len();
+    if n > SHORT_RUN {
+        return dst.fill(0.0);
+    }
+    short_blocks(n, |at, b| {
+        if b == 8 {
+            *block::<_, 8>(dst, at) = [0.0; 8];
+        } else if b == 4 {
+            *block::<_, 4>(dst, at) = [0.0; 4];
+        } else {
+            dst[at] = 0.0;
+        }
+    });
+}
+
+/// The `B` values of `dst` from `at` on, as an array.
+#[inline(always)]
+fn block<T, const B: usize>(dst: &mut [T], at: usize) -> &mut [T; B] {
+    (&mut dst[at..at + B]).try_into().expect("B floats")
+}
+
+/// Covers `0..n` (`n <= SHORT_RUN`) with calls `f(at, width)` of widths 8,
+/// 4 or 1 that may overlap, with no loop (a loop of moves is what LLVM
+/// turns back into a `memcpy` call).
+#[inline(always)]
+fn short_blocks(n: usize, mut f: impl FnMut(usize, usize)) {
+    debug_assert!(n <= SHORT_RUN);
+    match n {
+        0 => {}
+        1..=3 => {
+            f(0, 1);
+            f(n / 2, 1);
+            f(n - 1, 1);
+        }
+        4..=7 => {
+            f(0, 4);
+            f(n - 4, 4);
+        }
+        8..=16 => {
+            f(0, 8);
+            f(n - 8, 8);
+        }
+        _ => {
+            f(0, 8);
+            f(8, 8);
+            f(n - 16, 8);
+            f(n - 8, 8);
+        }
+    }
 }
 
 /// `f(&mut dst[i], src[i * stride])` for every `i` of `dst` (`src` as for
@@ -224,8 +308,23 @@ pub(crate) mod tests_support {
 
 #[cfg(test)]
 mod tests {
-    use super::copy_strided;
     use super::tests_support::wa;
+    use super::{copy_run, copy_strided, zero_run};
+
+    #[test]
+    fn short_runs_write_exactly_their_own_values() {
+        for n in 0..=40 {
+            let src: Vec<f32> = (0..n).map(|i| i as f32 + 1.0).collect();
+            // a sentinel on each side: nothing outside the run is written
+            let mut buf = vec![-7.0f32; n + 2];
+            copy_run(&mut buf[1..n + 1], &src);
+            assert_eq!(buf[1..n + 1], src[..], "copy_run of {n}");
+            assert_eq!((buf[0], buf[n + 1]), (-7.0, -7.0), "copy_run of {n}");
+            zero_run(&mut buf[1..n + 1]);
+            assert!(buf[1..n + 1].iter().all(|&v| v == 0.0), "zero_run of {n}");
+            assert_eq!((buf[0], buf[n + 1]), (-7.0, -7.0), "zero_run of {n}");
+        }
+    }
 
     #[test]
     fn copy_strided_reads_every_stride_th_value_up_to_the_last_needed() {
