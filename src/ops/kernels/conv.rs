@@ -178,6 +178,9 @@ fn conv_f32s(
         out: &g.w.out,
     };
     let oprod: usize = g.w.out.iter().product();
+    if super::conv_single_position::applies(&dims) {
+        return super::conv_single_position::conv_with(x, wt, bias, &dims, post, res);
+    }
     if super::conv_depthwise::applies(&dims) {
         return super::conv_depthwise::conv_with(x, wt, bias, &dims, post, res);
     }

@@ -8,6 +8,7 @@ pub mod conv;
 pub mod conv_depthwise;
 pub mod conv_epilogue;
 pub mod conv_f32;
+pub mod conv_single_position;
 pub mod exp_f32;
 pub mod f64_values;
 pub mod manip;
