@@ -475,3 +475,42 @@ fn internal_error(payload: &(dyn std::any::Any + Send)) -> String {
     let what = crate::runtime::limits::panic_message(payload);
     format!("internal error: {what} (a bug in onnx-light: please report it; the session goes on)")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lower layer's error stays in the chain, as the source of the
+    /// command's context, and is shown with it: `context: cause`.
+    #[test]
+    fn an_error_keeps_its_cause_and_shows_the_whole_chain() {
+        let mut s = Session::new();
+        let p = "/nonexistent-onnx-light/m.txt";
+        let e = s.execute(&format!("load {p}")).unwrap_err();
+        assert_eq!(e.chain().count(), 2, "{e:?}");
+        let io = e
+            .root_cause()
+            .downcast_ref::<std::io::Error>()
+            .expect("the I/O error is the source");
+        assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+        assert_eq!(e.to_string(), p);
+        assert_eq!(format!("{e:#}"), format!("{p}: {io}"));
+        assert_eq!(s.error_text(None, &e), format!("error: {p}: {io}"));
+        assert_eq!(
+            s.error_text(Some(("x.txt", 3)), &e),
+            format!("x.txt:3: error: {p}: {io}")
+        );
+    }
+
+    /// A message without a cause is one link.
+    #[test]
+    fn a_plain_message_is_one_link() {
+        let mut s = Session::new();
+        let e = s.execute("show").unwrap_err();
+        assert_eq!(e.chain().count(), 1);
+        assert_eq!(
+            s.error_text(None, &e),
+            "error: no model: use 'load PATH' or 'parse TEXT' first"
+        );
+    }
+}
