@@ -383,7 +383,7 @@ fn shell_with_args(argv: Vec<OsString>) -> ExitCode {
             Source::Script(p) => match repl::read_script(&p) {
                 Ok(t) => (p.display().to_string(), t),
                 Err(e) => {
-                    eprintln!("error: {}", e.0);
+                    eprintln!("error: {e:#}");
                     return ExitCode::from(2);
                 }
             },
@@ -427,7 +427,7 @@ fn run_help(topic: &[String]) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: {}", e.0);
+            eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
     }

@@ -10,7 +10,7 @@ use super::dump::tensor_of;
 use super::lex::{quote_name, unquote_name};
 use super::render::{Data, Format, Row};
 use super::tensor_expr;
-use super::{CmdError, Flow, Session};
+use super::{Flow, Session};
 use crate::graph::NodeLabel;
 use crate::proto::{self, ModelProto};
 use crate::runtime::compare::{diff, match_values, Diff, ValueMeta};
@@ -19,6 +19,7 @@ use crate::runtime::tolerance::{ATOL, RTOL};
 use crate::runtime::{Plan, PlannedNode, RunOptions};
 use crate::tensor::ValueMap;
 use crate::tensor::{DataType, Tensor};
+use anyhow::{anyhow, bail, Context};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -37,7 +38,7 @@ fn tolerance(a: &Args, flag: &str, default: f64) -> R<f64> {
             .parse::<f64>()
             .ok()
             .filter(|x| x.is_finite() && *x >= 0.0)
-            .ok_or_else(|| CmdError(format!("--{flag} expects a non-negative number, got '{v}'"))),
+            .ok_or_else(|| anyhow!("--{flag} expects a non-negative number, got '{v}'")),
     }
 }
 
@@ -45,18 +46,19 @@ fn tolerance(a: &Args, flag: &str, default: f64) -> R<f64> {
 fn load_reference(path: &Path) -> R<ModelProto> {
     let shown = path.display();
     let is_binary = path.extension().is_some_and(|e| e == "onnx")
-        || !looks_like_text(path).map_err(|e| CmdError(format!("{shown}: {e}")))?;
+        || !looks_like_text(path).with_context(|| shown.to_string())?;
     if is_binary {
-        return proto::load_model(path).map_err(|e| CmdError(e.to_string()));
+        return Ok(proto::load_model(path)?);
     }
-    let text = crate::files::read_text(path).map_err(|e| CmdError(format!("{shown}: {e}")))?;
-    let mut model =
-        crate::text::parse_model(&text).map_err(|e| CmdError(format!("{shown}: {e}")))?;
+    let text = crate::files::read_text(path).with_context(|| shown.to_string())?;
+    let mut model = crate::text::parse_model(&text).with_context(|| shown.to_string())?;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    proto::resolve_external_data(&mut model, dir).map_err(|e| CmdError(format!("{shown}: {e}")))?;
+    proto::resolve_external_data(&mut model, dir)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| shown.to_string())?;
     Ok(model)
 }
 
@@ -203,17 +205,15 @@ pub(super) fn cmd_compare(s: &mut Session, a: &Args) -> R<Flow> {
         .first()
         .ok_or_else(|| super::commands::usage_error("compare", "missing REF"))?;
     let assigns = text.get(first.len()..).unwrap_or("");
-    let ref_path = crate::files::expand_home(&unquote_name(first).map_err(CmdError)?);
+    let ref_path = crate::files::expand_home(&unquote_name(first).map_err(anyhow::Error::msg)?);
     let rtol = tolerance(a, "rtol", RTOL)?;
     let atol = tolerance(a, "atol", ATOL)?;
     s.model()?;
     let ref_dir = Path::new(&ref_path);
     if !ref_dir.exists() {
-        return Err(CmdError(format!(
-            "{ref_path}: no such file or folder (REF is a model file or a dump folder)"
-        )));
+        bail!("{ref_path}: no such file or folder (REF is a model file or a dump folder)");
     }
-    for (name, expr) in tensor_expr::parse_assignments(assigns).map_err(CmdError)? {
+    for (name, expr) in tensor_expr::parse_assignments(assigns).map_err(anyhow::Error::msg)? {
         set_input(s, &name, &expr)?;
     }
     let p = plan(s)?;
@@ -229,15 +229,16 @@ pub(super) fn cmd_compare(s: &mut Session, a: &Args) -> R<Flow> {
 
     // the reference first: a bad REF fails before the long run
     let (reference, ref_metas) = if ref_dir.is_dir() {
-        let entries = read_manifest(ref_dir).map_err(CmdError)?;
+        let entries = read_manifest(ref_dir).map_err(anyhow::Error::msg)?;
         let mut metas = Vec::new();
         let mut kept = Vec::new();
         for e in entries.into_iter().filter(|e| e.node_index.is_some()) {
             let dtype = DataType::from_name(&e.elem_type).ok_or_else(|| {
-                CmdError(format!(
+                anyhow!(
                     "{ref_path}/manifest.json: value '{}' has the unknown elem_type '{}'",
-                    e.name, e.elem_type
-                ))
+                    e.name,
+                    e.elem_type
+                )
             })?;
             metas.push(ValueMeta {
                 name: e.name.clone(),
@@ -249,7 +250,9 @@ pub(super) fn cmd_compare(s: &mut Session, a: &Args) -> R<Flow> {
         (Reference::Dump(ref_dir.to_path_buf(), kept), metas)
     } else {
         let m = load_reference(ref_dir)?;
-        let rp = Plan::new(&m).map_err(|e| CmdError(format!("{ref_path}: {e}")))?;
+        // PlanError and RunError texts already hold their sources': as
+        // sources they would show twice, so they are kept as text
+        let rp = Plan::new(&m).map_err(|e| anyhow!("{ref_path}: {e}"))?;
         // inputs by name, else by position among the inputs to give
         let mine: Vec<String> = p.required_inputs().iter().map(|d| d.name.clone()).collect();
         let mut rin = HashMap::new();
@@ -258,10 +261,10 @@ pub(super) fn cmd_compare(s: &mut Session, a: &Args) -> R<Flow> {
                 .get(&d.name)
                 .or_else(|| mine.get(k).and_then(|n| inputs.get(n)))
                 .ok_or_else(|| {
-                    CmdError(format!(
+                    anyhow!(
                         "{ref_path}: its input {} has no counterpart among this model's inputs",
                         quote_name(&d.name)
-                    ))
+                    )
                 })?;
             rin.insert(d.name.clone(), v.clone());
         }
@@ -270,8 +273,8 @@ pub(super) fn cmd_compare(s: &mut Session, a: &Args) -> R<Flow> {
                 rin.insert(d.name.clone(), v.clone());
             }
         }
-        let res = with_pool(s, || rp.run(rin, &opts))
-            .map_err(|e| CmdError(format!("{ref_path} failed: {e}")))?;
+        let res =
+            with_pool(s, || rp.run(rin, &opts)).map_err(|e| anyhow!("{ref_path} failed: {e}"))?;
         let nodes = rp.nodes();
         let metas = produced(&nodes, &res.held)
             .into_iter()
@@ -279,8 +282,8 @@ pub(super) fn cmd_compare(s: &mut Session, a: &Args) -> R<Flow> {
             .collect();
         (Reference::Run(res.held), metas)
     };
-    let res = with_pool(s, || p.run(inputs, &opts))
-        .map_err(|e| CmdError(format!("this model failed: {e}")))?;
+    let res =
+        with_pool(s, || p.run(inputs, &opts)).map_err(|e| anyhow!("this model failed: {e}"))?;
     let nodes = p.nodes();
     let cur = produced(&nodes, &res.held);
     let cur_metas: Vec<ValueMeta> = cur.iter().map(|(m, _)| m.clone()).collect();

@@ -12,7 +12,7 @@
 use super::commands::{complete_run, usage_error, Args};
 use super::lex::{self, quote_name};
 use super::render::{tuple, Data, Format, Row};
-use super::{CmdError, Flow, Session};
+use super::{CmdResult, Flow, Session};
 use crate::runtime::break_condition;
 use crate::runtime::debug::{
     Breakpoint, Debugger, Entry, NodeSel, Reason, Request, Resume, Stop, View,
@@ -20,13 +20,14 @@ use crate::runtime::debug::{
 use crate::runtime::{Plan, RunError, RunOptions, RunResult};
 use crate::tensor::Value;
 use crate::tensor::ValueMap;
+use anyhow::{anyhow, bail, Context};
 use serde::Serialize;
 use serde_json::json;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-type R<T> = Result<T, CmdError>;
+type R<T> = CmdResult<T>;
 
 /// Commands that leave a paused run paused (every other one abandons it).
 pub const KEEPS_PAUSE: &[&str] = &[
@@ -127,10 +128,8 @@ pub fn start(s: &mut Session, plan: Arc<Plan>, inputs: ValueMap, mut opts: RunOp
             });
             let _ = done_tx.send(done);
         })
-        .map_err(|e| {
-            crate::runtime::limits::set_pause_on_interrupt(false);
-            CmdError(format!("cannot start the run's thread: {e}"))
-        })?;
+        .inspect_err(|_| crate::runtime::limits::set_pause_on_interrupt(false))
+        .context("cannot start the run's thread")?;
     s.last_run = None;
     let worker = Worker {
         requests: req_tx,
@@ -181,18 +180,15 @@ fn wait(s: &mut Session, mut worker: Worker) -> R<Flow> {
     }
 }
 
-fn not_paused() -> CmdError {
-    CmdError(
-        "no run is stopped (set a breakpoint with 'break', then 'run'; Ctrl-C during a run stops it too)"
-            .into(),
-    )
+fn not_paused() -> anyhow::Error {
+    anyhow!("no run is stopped (set a breakpoint with 'break', then 'run'; Ctrl-C during a run stops it too)")
 }
 
 fn resume(s: &mut Session, r: Resume) -> R<Flow> {
     let p = s.paused.take().ok_or_else(not_paused)?;
     let Paused { worker, .. } = p;
     if worker.requests.send(Request::Resume(r)).is_err() {
-        return Err("the paused run is gone".into());
+        bail!("the paused run is gone");
     }
     wait(s, worker)
 }
@@ -240,7 +236,7 @@ fn flag_pairs(text: &str) -> R<Vec<(String, String)>> {
                 i += 1;
                 let v = toks
                     .get(i)
-                    .ok_or_else(|| CmdError(format!("break: --{body} needs a value")))?;
+                    .ok_or_else(|| anyhow!("break: --{body} needs a value"))?;
                 (body.to_string(), v.clone())
             }
         };
@@ -272,7 +268,7 @@ pub fn cmd_break(s: &mut Session, a: &Args) -> R<Flow> {
         hits: 0,
     };
     for (name, v) in flag_pairs(&a.rest)? {
-        let twice = || CmdError(format!("break: --{name} given twice"));
+        let twice = || anyhow!("break: --{name} given twice");
         match name.as_str() {
             "op" => {
                 if bp.op.replace(v).is_some() {
@@ -280,12 +276,13 @@ pub fn cmd_break(s: &mut Session, a: &Args) -> R<Flow> {
                 }
             }
             "node" => {
-                let sel = match v.strip_prefix('#') {
-                    Some(i) => NodeSel::Index(i.parse().map_err(|_| {
-                        CmdError(format!("break: --node #{i}: expected a node index (#12)"))
-                    })?),
-                    None => NodeSel::Name(v),
-                };
+                let sel =
+                    match v.strip_prefix('#') {
+                        Some(i) => NodeSel::Index(i.parse().map_err(|_| {
+                            anyhow!("break: --node #{i}: expected a node index (#12)")
+                        })?),
+                        None => NodeSel::Name(v),
+                    };
                 if bp.node.replace(sel).is_some() {
                     return Err(twice());
                 }
@@ -297,7 +294,8 @@ pub fn cmd_break(s: &mut Session, a: &Args) -> R<Flow> {
             }
             "if" => {
                 let c = break_condition::parse(&v)
-                    .map_err(|e| CmdError(format!("break --if \"{v}\": {e}")))?;
+                    .map_err(anyhow::Error::msg)
+                    .with_context(|| format!("break --if \"{v}\""))?;
                 if bp.cond.replace((v, c)).is_some() {
                     return Err(twice());
                 }
@@ -312,10 +310,10 @@ pub fn cmd_break(s: &mut Session, a: &Args) -> R<Flow> {
                             .collect()
                     })
                     .unwrap_or_default();
-                return Err(CmdError(format!(
+                bail!(
                     "break: unknown flag --{other} (flags: {})",
                     known.join(", ")
-                )));
+                );
             }
         }
     }
@@ -396,15 +394,11 @@ pub fn cmd_delete(s: &mut Session, a: &Args) -> R<Flow> {
     }
     let mut nums = Vec::new();
     for t in &a.pos {
-        let n: usize = t.parse().map_err(|_| {
-            CmdError(format!(
-                "delete: '{t}' is not a breakpoint number (see 'breaks')"
-            ))
-        })?;
+        let n: usize = t
+            .parse()
+            .map_err(|_| anyhow!("delete: '{t}' is not a breakpoint number (see 'breaks')"))?;
         if !lock(s).entries.iter().any(|(k, _)| *k == n) {
-            return Err(CmdError(format!(
-                "delete: no breakpoint or watch {n} (see 'breaks')"
-            )));
+            bail!("delete: no breakpoint or watch {n} (see 'breaks')");
         }
         nums.push(n);
     }
@@ -445,9 +439,7 @@ pub fn cmd_unwatch(s: &mut Session, a: &Args) -> R<Flow> {
     let removed = before - b.entries.len();
     drop(b);
     if removed == 0 {
-        return Err(CmdError(format!(
-            "unwatch: '{name}' is not watched (see 'breaks')"
-        )));
+        bail!("unwatch: '{name}' is not watched (see 'breaks')");
     }
     s.say(format!("'{name}' is no longer watched"));
     Ok(Flow::Continue)
@@ -606,7 +598,7 @@ pub fn cmd_where(s: &mut Session, a: &Args) -> R<Flow> {
             .collect();
         (inputs, v.alive())
     });
-    let (inputs, alive) = got.ok_or_else(|| CmdError("the paused run did not answer".into()))?;
+    let (inputs, alive) = got.ok_or_else(|| anyhow!("the paused run did not answer"))?;
     let Some(st) = s.paused.as_ref().map(|p| p.stop.clone()) else {
         return Err(not_paused());
     };

@@ -8,11 +8,12 @@
 
 use super::commands::{plan, with_pool, Args, R};
 use super::lex::{self, quote_name, unquote_name};
-use super::{CmdError, Flow, Session};
+use super::{Flow, Session};
 use crate::runtime::dump::DumpWriter;
 use crate::runtime::RunOptions;
 use crate::tensor::ValueMap;
 use crate::tensor::{Tensor, Value};
+use anyhow::bail;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -44,9 +45,7 @@ pub(super) fn cmd_dump(s: &mut Session, a: &Args) -> R<Flow> {
     s.model()?;
     let p = plan(s)?;
     let Some(last) = s.last_run.as_ref() else {
-        return Err(
-            "no run to dump yet: 'run' first (dump writes the values of the last run)".into(),
-        );
+        bail!("no run to dump yet: 'run' first (dump writes the values of the last run)");
     };
 
     // every value of the main graph, in the order a run writes them
@@ -83,10 +82,10 @@ pub(super) fn cmd_dump(s: &mut Session, a: &Args) -> R<Flow> {
     let wanted: HashSet<String> = if let Some(list) = a.value("values") {
         let mut w = HashSet::new();
         for part in lex::split_top(list, |c| c == ',') {
-            let name = unquote_name(part.trim()).map_err(CmdError)?;
+            let name = unquote_name(part.trim()).map_err(anyhow::Error::msg)?;
             if !known.contains(&name) {
                 let declared = p.inputs().iter().any(|d| d.name == name);
-                return Err(CmdError(if declared {
+                bail!(if declared {
                     format!(
                         "input '{name}' was not given to the last run, so dump has no value for it"
                     )
@@ -94,12 +93,12 @@ pub(super) fn cmd_dump(s: &mut Session, a: &Args) -> R<Flow> {
                     format!(
                         "no value named '{name}' in the graph (dump writes the inputs, initializers and node outputs of the main graph; values inside Loop, If and Scan bodies are not dumped)"
                     )
-                }));
+                });
             }
             w.insert(name);
         }
         if w.is_empty() {
-            return Err("dump: --values needs at least one name".into());
+            bail!("dump: --values needs at least one name");
         }
         w
     } else if a.has("all") {
@@ -131,14 +130,11 @@ pub(super) fn cmd_dump(s: &mut Session, a: &Args) -> R<Flow> {
             .find(|c| held(&c.name).is_some_and(|v| tensor_of(v).is_none()))
         {
             let what = held(&c.name).map(|v| v.describe()).unwrap_or_default();
-            return Err(CmdError(format!(
-                "'{}' is {what}: dump writes tensors",
-                c.name
-            )));
+            bail!("'{}' is {what}: dump writes tensors", c.name);
         }
     }
 
-    let mut w = DumpWriter::new(Path::new(&dir), a.has("pb")).map_err(CmdError)?;
+    let mut w = DumpWriter::new(Path::new(&dir), a.has("pb")).map_err(anyhow::Error::msg)?;
     let mut skipped: Vec<String> = Vec::new();
     let mut rerun = false;
     if missing.is_empty() {
@@ -150,9 +146,7 @@ pub(super) fn cmd_dump(s: &mut Session, a: &Args) -> R<Flow> {
             };
             if let Err(e) = w.write(&c.name, t, c.node) {
                 let n = w.abandon();
-                return Err(CmdError(format!(
-                    "{e}\n  removed the {n} files written; the manifest was not written"
-                )));
+                bail!("{e}\n  removed the {n} files written; the manifest was not written");
             }
         }
     } else {
@@ -212,7 +206,7 @@ pub(super) fn cmd_dump(s: &mut Session, a: &Args) -> R<Flow> {
             Err(_) => (None, Some("the dump writer failed".into()), Vec::new()),
         };
         let Some(writer) = writer else {
-            return Err("the dump writer was lost".into());
+            bail!("the dump writer was lost");
         };
         w = writer;
         skipped = sk;
@@ -226,17 +220,15 @@ pub(super) fn cmd_dump(s: &mut Session, a: &Args) -> R<Flow> {
         };
         if let Some(e) = problem {
             let n = w.abandon();
-            return Err(CmdError(format!(
-                "{e}\n  removed the {n} files written; the manifest was not written"
-            )));
+            bail!("{e}\n  removed the {n} files written; the manifest was not written");
         }
     }
     if explicit && !skipped.is_empty() {
         let n = w.abandon();
-        return Err(CmdError(format!(
+        bail!(
             "'{}' is not a tensor: dump writes tensors (removed the {n} files written)",
             skipped[0]
-        )));
+        );
     }
     let count = w.len();
     let bytes = w.bytes();
@@ -245,7 +237,7 @@ pub(super) fn cmd_dump(s: &mut Session, a: &Args) -> R<Flow> {
         .filter(|c| !w.has(&c.name) && !skipped.contains(&c.name))
         .map(|c| quote_name(&c.name))
         .collect();
-    w.finish().map_err(CmdError)?;
+    w.finish().map_err(anyhow::Error::msg)?;
     s.status(format!(
         "wrote {count} value{} ({}) to {dir} (manifest.json){}",
         if count == 1 { "" } else { "s" },

@@ -22,7 +22,7 @@
 //!   inputs, bindings and history intact.
 
 use super::editor::{CompletionNames, ShellHelper};
-use super::{split_script, CmdError, Flow, Session};
+use super::{split_script, CmdResult, Flow, Session};
 use crate::runtime::limits;
 use colored::Colorize;
 use rustyline::error::ReadlineError;
@@ -80,7 +80,7 @@ pub fn take_commands(pending: &mut String) -> Vec<String> {
 
 /// Runs one command; its status lines go to stderr here, its output and
 /// error to the caller.
-pub fn run_line(s: &mut Session, line: &str) -> Result<(String, Flow), CmdError> {
+pub fn run_line(s: &mut Session, line: &str) -> CmdResult<(String, Flow)> {
     let result = s.execute(line);
     let st = s.take_status();
     if !st.is_empty() {
@@ -135,8 +135,9 @@ fn run_entered(s: &mut Session, cmd: &str, color: bool) -> After {
             if !partial.is_empty() {
                 out(&partial);
             }
-            if stopped && e.0.contains("interrupted (Ctrl-C)") {
-                err_line(&e.0, color);
+            let text = format!("{e:#}");
+            if stopped && text.contains("interrupted (Ctrl-C)") {
+                err_line(&text, color);
                 return After::Interrupted;
             }
             err_line(&s.error_text(None, &e), color);

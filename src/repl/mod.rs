@@ -21,34 +21,16 @@ use crate::proto::ModelProto;
 use crate::runtime::{Plan, RunResult};
 use crate::shape::InferReport;
 use crate::tensor::Value;
+use anyhow::{anyhow, Context};
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// A command that failed; the message says what and where.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CmdError(pub String);
-
-impl fmt::Display for CmdError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for CmdError {}
-
-impl From<String> for CmdError {
-    fn from(s: String) -> Self {
-        CmdError(s)
-    }
-}
-
-impl From<&str> for CmdError {
-    fn from(s: &str) -> Self {
-        CmdError(s.to_string())
-    }
-}
+/// What a command returns. A failure is an [`anyhow::Error`] whose message
+/// says what and where; a lower layer's error it wraps stays in its chain,
+/// as the `source` of the context it was given. It is shown with the whole
+/// chain (`{:#}`: `context: cause`), see [`Session::error_text`].
+pub type CmdResult<T> = anyhow::Result<T>;
 
 /// The opset a model without any opset import is given.
 pub const DEFAULT_OPSET: i64 = 21;
@@ -234,7 +216,7 @@ impl Session {
     /// Runs one command line (which may span lines) and returns its output.
     /// When it fails, the output it printed before the error stays for
     /// [`Session::take_output`].
-    pub fn execute(&mut self, line: &str) -> Result<(String, Flow), CmdError> {
+    pub fn execute(&mut self, line: &str) -> CmdResult<(String, Flow)> {
         self.out.clear();
         self.error_located = false;
         // the last line of defence: a bug that panics ends this command
@@ -242,7 +224,7 @@ impl Session {
         let flow = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             commands::dispatch(self, line)
         }))
-        .unwrap_or_else(|p| Err(CmdError(internal_error(p.as_ref()))))?;
+        .unwrap_or_else(|p| Err(anyhow!(internal_error(p.as_ref()))))?;
         Ok((std::mem::take(&mut self.out), flow))
     }
 
@@ -255,14 +237,14 @@ impl Session {
     /// `at = Some((FILE, LINE))` `FILE:LINE: error: MESSAGE`. An error
     /// inside a `source`d script keeps its own `FILE:LINE:` and gains a
     /// `sourced from` line instead (repeats folded: `(×16)`).
-    pub fn error_text(&mut self, at: Option<(&str, usize)>, e: &CmdError) -> String {
+    pub fn error_text(&mut self, at: Option<(&str, usize)>, e: &anyhow::Error) -> String {
         let located = std::mem::take(&mut self.error_located);
-        let e = &CmdError(clip_long_lines(&e.0, MAX_ERROR_LINE));
+        let e = clip_long_lines(&format!("{e:#}"), MAX_ERROR_LINE);
         match (at, located) {
-            (Some((file, line)), true) => add_sourced_from(&e.0, &format!("{file}:{line}")),
-            (Some((file, line)), false) => format!("{file}:{line}: error: {}", e.0),
-            (None, true) => e.0.clone(),
-            (None, false) => format!("error: {}", e.0),
+            (Some((file, line)), true) => add_sourced_from(&e, &format!("{file}:{line}")),
+            (Some((file, line)), false) => format!("{file}:{line}: error: {e}"),
+            (None, true) => e,
+            (None, false) => format!("error: {e}"),
         }
     }
 
@@ -281,10 +263,10 @@ impl Session {
         std::mem::take(&mut self.status)
     }
 
-    pub(crate) fn model(&self) -> Result<&ModelProto, CmdError> {
+    pub(crate) fn model(&self) -> CmdResult<&ModelProto> {
         self.model
             .as_ref()
-            .ok_or_else(|| CmdError("no model: use 'load PATH' or 'parse TEXT' first".into()))
+            .ok_or_else(|| anyhow!("no model: use 'load PATH' or 'parse TEXT' first"))
     }
 }
 
@@ -484,12 +466,51 @@ pub fn run_script(
 }
 
 /// Reads a script file, refusing what is not a readable text file.
-pub fn read_script(path: &Path) -> Result<String, CmdError> {
-    crate::files::read_text(path).map_err(|e| CmdError(format!("{}: {e}", path.display())))
+pub fn read_script(path: &Path) -> CmdResult<String> {
+    crate::files::read_text(path).with_context(|| path.display().to_string())
 }
 
 /// The message for a panic caught at a command boundary.
 fn internal_error(payload: &(dyn std::any::Any + Send)) -> String {
     let what = crate::runtime::limits::panic_message(payload);
     format!("internal error: {what} (a bug in onnx-light: please report it; the session goes on)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lower layer's error stays in the chain, as the source of the
+    /// command's context, and is shown with it: `context: cause`.
+    #[test]
+    fn an_error_keeps_its_cause_and_shows_the_whole_chain() {
+        let mut s = Session::new();
+        let p = "/nonexistent-onnx-light/m.txt";
+        let e = s.execute(&format!("load {p}")).unwrap_err();
+        assert_eq!(e.chain().count(), 2, "{e:?}");
+        let io = e
+            .root_cause()
+            .downcast_ref::<std::io::Error>()
+            .expect("the I/O error is the source");
+        assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+        assert_eq!(e.to_string(), p);
+        assert_eq!(format!("{e:#}"), format!("{p}: {io}"));
+        assert_eq!(s.error_text(None, &e), format!("error: {p}: {io}"));
+        assert_eq!(
+            s.error_text(Some(("x.txt", 3)), &e),
+            format!("x.txt:3: error: {p}: {io}")
+        );
+    }
+
+    /// A message without a cause is one link.
+    #[test]
+    fn a_plain_message_is_one_link() {
+        let mut s = Session::new();
+        let e = s.execute("show").unwrap_err();
+        assert_eq!(e.chain().count(), 1);
+        assert_eq!(
+            s.error_text(None, &e),
+            "error: no model: use 'load PATH' or 'parse TEXT' first"
+        );
+    }
 }

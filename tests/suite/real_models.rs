@@ -53,7 +53,7 @@ fn model_dirs() -> Option<Vec<PathBuf>> {
 fn exec(s: &mut Session, line: &str) -> String {
     match s.execute(line) {
         Ok((out, _)) => out,
-        Err(e) => panic!("`{}`: {}", line.chars().take(200).collect::<String>(), e.0),
+        Err(e) => panic!("`{}`: {e:#}", line.chars().take(200).collect::<String>()),
     }
 }
 

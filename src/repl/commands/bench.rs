@@ -27,7 +27,7 @@ pub(super) fn cmd_bench(s: &mut Session, a: &Args) -> R<Flow> {
     let runs = a.usize_flag("runs", 10)?;
     let warmup = a.usize_flag("warmup", 1)?;
     if runs == 0 {
-        return Err("--runs must be at least 1".into());
+        bail!("--runs must be at least 1");
     }
     let p = plan(s)?;
     let inputs = feed(s, &p)?;
@@ -55,7 +55,7 @@ pub(super) fn cmd_bench(s: &mut Session, a: &Args) -> R<Flow> {
             let t0 = Instant::now();
             p.run(feed, &opts).map_err(|e| {
                 let done = i.saturating_sub(warmup);
-                CmdError(format!("{} (after {done} of {runs} timed runs)", e))
+                anyhow!("{} (after {done} of {runs} timed runs)", e)
             })?;
             if i >= warmup {
                 times.push(t0.elapsed().as_secs_f64() * 1e3);

@@ -63,7 +63,7 @@ pub(super) fn cmd_check(s: &mut Session, a: &Args) -> R<Flow> {
             }
         }
     }
-    let r = s.report.as_ref().ok_or("no inference report")?;
+    let r = s.report.as_ref().context("no inference report")?;
     let mut rows = Vec::new();
     let (mut ok, mut bad, mut unknown) = (0, 0, 0);
     for row in shape::check_shapes(r, &s.bindings, &produced) {
@@ -96,10 +96,10 @@ pub(super) fn cmd_check(s: &mut Session, a: &Args) -> R<Flow> {
     // a mismatch fails the command (a script stops, exit status 1) after
     // its table is printed
     if bad > 0 {
-        return Err(CmdError(format!(
+        bail!(
             "check: {bad} value{} whose runtime shape differs from the inferred one",
             if bad == 1 { "" } else { "s" }
-        )));
+        );
     }
     Ok(Flow::Continue)
 }

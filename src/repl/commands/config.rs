@@ -4,7 +4,7 @@ fn on_off(v: &str) -> R<bool> {
     match v {
         "on" | "true" | "1" | "yes" => Ok(true),
         "off" | "false" | "0" | "no" => Ok(false),
-        other => Err(CmdError(format!("expected on or off, got '{other}'"))),
+        other => Err(anyhow!("expected on or off, got '{other}'")),
     }
 }
 
@@ -12,9 +12,7 @@ fn on_off(v: &str) -> R<bool> {
 fn positive(key: &str, v: &str) -> R<usize> {
     match v.parse::<usize>() {
         Ok(n) if n >= 1 => Ok(n),
-        _ => Err(CmdError(format!(
-            "{key} expects a positive integer, got '{v}'"
-        ))),
+        _ => Err(anyhow!("{key} expects a positive integer, got '{v}'")),
     }
 }
 
@@ -58,14 +56,13 @@ pub(super) fn cmd_config(s: &mut Session, a: &Args) -> R<Flow> {
         }
         [key] => {
             let v = show(key, c)
-                .ok_or_else(|| CmdError(format!("unknown option '{key}' ({})", KEYS.join(", "))))?;
+                .ok_or_else(|| anyhow!("unknown option '{key}' ({})", KEYS.join(", ")))?;
             s.say(format!("{key} {v}"));
         }
         [key, value] => {
             let num = |v: &str| -> R<usize> {
-                v.parse().map_err(|_| {
-                    CmdError(format!("{key} expects a non-negative integer, got '{v}'"))
-                })
+                v.parse()
+                    .map_err(|_| anyhow!("{key} expects a non-negative integer, got '{v}'"))
             };
             match key.as_str() {
                 "events" => s.config.events = on_off(value)?,
@@ -77,27 +74,27 @@ pub(super) fn cmd_config(s: &mut Session, a: &Args) -> R<Flow> {
                         "auto" => None,
                         v => match num(v)? {
                             w @ 20..=100_000 => Some(w),
-                            _ => return Err("line-width is between 20 and 100000, or auto".into()),
+                            _ => bail!("line-width is between 20 and 100000, or auto"),
                         },
                     }
                 }
                 "precision" => {
                     let p = num(value)?;
                     if p > 17 {
-                        return Err("precision is at most 17".into());
+                        bail!("precision is at most 17");
                     }
                     s.config.precision = p;
                 }
                 "seed" => {
                     let v: u64 = value
                         .parse()
-                        .map_err(|_| CmdError(format!("seed expects an integer, got '{value}'")))?;
+                        .map_err(|_| anyhow!("seed expects an integer, got '{value}'"))?;
                     s.config.seed = v;
                     s.rng = Rng::new(v);
                 }
                 "max-memory" => crate::tensor::budget::set_limit(match value.as_str() {
                     "default" => None,
-                    v => Some(crate::tensor::budget::parse_bytes(v).map_err(CmdError)?),
+                    v => Some(crate::tensor::budget::parse_bytes(v).map_err(anyhow::Error::msg)?),
                 }),
                 "max-iterations" => {
                     crate::runtime::limits::set_max_iterations(positive(key, value)? as u64)
@@ -106,20 +103,18 @@ pub(super) fn cmd_config(s: &mut Session, a: &Args) -> R<Flow> {
                 "threads" => {
                     let n = num(value)?;
                     if n == 0 || n > 1024 {
-                        return Err("threads must be between 1 and 1024".into());
+                        bail!("threads must be between 1 and 1024");
                     }
                     let pool = rayon::ThreadPoolBuilder::new()
                         .num_threads(n)
                         .build()
-                        .map_err(|e| CmdError(format!("cannot start {n} threads: {e}")))?;
+                        // as a source its I/O error would show twice
+                        .map_err(|e| anyhow!("cannot start {n} threads: {e}"))?;
                     s.pool = Some(Arc::new(pool));
                     s.config.threads = Some(n);
                 }
                 other => {
-                    return Err(CmdError(format!(
-                        "unknown option '{other}' ({})",
-                        KEYS.join(", ")
-                    )))
+                    bail!("unknown option '{other}' ({})", KEYS.join(", "))
                 }
             }
             let v = show(key, &s.config).unwrap_or_default();

@@ -7,7 +7,7 @@ pub(super) fn cmd_eval(s: &mut Session, a: &Args) -> R<Flow> {
     let r = e.substitute(&b);
     // evaluate for the errors (division by zero) when everything is bound
     let (text, j) = if r.symbols().is_empty() {
-        let v = e.eval(&b).map_err(|err| CmdError(err.to_string()))?;
+        let v = e.eval(&b)?;
         (v.to_string(), json!({"expr": t, "value": v}))
     } else {
         (

@@ -10,9 +10,7 @@ fn list_filter<T>(
         None => Ok(None),
         Some(v) => v
             .split(',')
-            .map(|x| {
-                parse(x.trim()).ok_or_else(|| CmdError(format!("unknown {what} '{x}' ({all})")))
-            })
+            .map(|x| parse(x.trim()).ok_or_else(|| anyhow!("unknown {what} '{x}' ({all})")))
             .collect::<R<Vec<T>>>()
             .map(Some),
     }
@@ -173,7 +171,7 @@ pub(super) fn cmd_events(s: &mut Session, a: &Args) -> R<Flow> {
     }
     let run = last_run(s)?;
     if run.events.is_empty() && !s.config.events {
-        return Err("the last run recorded no events ('config events on' to record them)".into());
+        bail!("the last run recorded no events ('config events on' to record them)");
     }
     let empty_report = shape::InferReport::default();
     let report = s.report.as_ref().unwrap_or(&empty_report);

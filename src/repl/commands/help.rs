@@ -41,7 +41,7 @@ pub(super) fn cmd_help(s: &mut Session, a: &Args) -> R<Flow> {
         return Ok(Flow::Continue);
     }
     let c = find(topic).ok_or_else(|| {
-        CmdError(match suggest(topic) {
+        anyhow!(match suggest(topic) {
             Some(x) => format!("unknown command '{topic}'; did you mean '{x}'?"),
             None => format!("unknown command '{topic}'"),
         })

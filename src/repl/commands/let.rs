@@ -42,9 +42,9 @@ pub(super) fn cmd_let(s: &mut Session, a: &Args) -> R<Flow> {
     // quoted (`let "batch size" = 2`)
     let quoted = t.trim_start().starts_with('"');
     if raw_name.is_empty() || (!quoted && !crate::expr::is_bare_symbol(&raw_name)) {
-        return Err(CmdError(format!(
+        bail!(
             "'{raw_name}' is not a symbol name (letters, digits, _ and inner dots; quote other names: \"...\")"
-        )));
+        );
     }
     let name = raw_name.as_str();
     let e = parse_expr(&value)?;
@@ -55,7 +55,7 @@ pub(super) fn cmd_let(s: &mut Session, a: &Args) -> R<Flow> {
     } else {
         e.eval(&bindings_with_equations(s))
     }
-    .map_err(|err| CmdError(format!("let {name}: {err}")))?;
+    .with_context(|| format!("let {name}"))?;
     // a value that contradicts an equation inference found is allowed (the
     // run will check it) but said
     let mut warnings = Vec::new();

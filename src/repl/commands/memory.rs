@@ -46,8 +46,7 @@ pub(super) fn cmd_memory(s: &mut Session, a: &Args) -> R<Flow> {
         );
         let text = crate::repl::memory_chart::svg(&series, top, &title);
         let path = crate::files::expand_home(path);
-        proto::write_atomic(Path::new(&path), text.as_bytes())
-            .map_err(|e| CmdError(e.to_string()))?;
+        proto::write_atomic(Path::new(&path), text.as_bytes())?;
         s.status(format!("wrote the memory chart to {path}"));
     }
     let peak_point = top.and_then(|i| series.get(i));

@@ -5,7 +5,7 @@
 use super::lex::{self, quote_name, split_assignment, unquote_name};
 use super::render::{plain_text, tuple, Data, Format, Row};
 use super::tensor_expr::{self, Env, Rng};
-use super::{CmdError, Flow, Session};
+use super::{CmdResult, Flow, Session};
 use crate::expr::{Bindings, Expr};
 use crate::proto::{self, ExternalOptions};
 use crate::runtime::{EventAction, EventKind, Plan, RunOptions};
@@ -13,6 +13,7 @@ use crate::shape::{self, Dim, TypeInfo};
 use crate::tensor::ValueMap;
 use crate::tensor::{quote_str, render_tensor_with, DataType, PrintOptions, Value};
 use crate::text;
+use anyhow::{anyhow, bail, Context};
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 use std::collections::HashMap;
@@ -44,7 +45,7 @@ mod signature;
 mod source;
 mod unlet;
 
-pub(super) type R<T> = Result<T, CmdError>;
+pub(super) type R<T> = CmdResult<T>;
 
 pub use signature::{Arity, Flag, Kind, Positional, Signature};
 
@@ -83,7 +84,7 @@ impl Args {
             None => Ok(default),
             Some(v) => v
                 .parse()
-                .map_err(|_| CmdError(format!("--{f} expects a non-negative integer, got '{v}'"))),
+                .map_err(|_| anyhow!("--{f} expects a non-negative integer, got '{v}'")),
         }
     }
 }
@@ -256,7 +257,7 @@ fn parse_args(c: &Command, text: &str) -> R<Args> {
             }
         }
         if let Some(f) = flags.get("format").cloned().flatten() {
-            format = Format::parse(&f)?;
+            format = Format::parse(&f).map_err(anyhow::Error::msg)?;
         }
         c.check_args(&[], &rest, &|f| flags.contains_key(f))?;
         return Ok(Args {
@@ -282,7 +283,7 @@ fn parse_args(c: &Command, text: &str) -> R<Args> {
             let f = sig.flags.iter().find(|f| f.name == name).ok_or_else(|| {
                 let known: Vec<String> =
                     sig.flags.iter().map(|f| format!("--{}", f.name)).collect();
-                CmdError(if known.is_empty() {
+                anyhow!(if known.is_empty() {
                     format!("{}: unknown flag --{name} (it takes no flags)", c.name)
                 } else {
                     format!(
@@ -298,24 +299,19 @@ fn parse_args(c: &Command, text: &str) -> R<Args> {
                     None => {
                         i += 1;
                         Some(toks.get(i).cloned().ok_or_else(|| {
-                            CmdError(format!(
-                                "--{name} needs a value ({})",
-                                f.value.unwrap_or("")
-                            ))
+                            anyhow!("--{name} needs a value ({})", f.value.unwrap_or(""))
                         })?)
                     }
                 }
             } else {
                 if inline.is_some() {
-                    return Err(CmdError(format!("--{name} takes no value")));
+                    bail!("--{name} takes no value");
                 }
                 None
             };
             if let (Kind::Integer, Some(v)) = (f.kind, &v) {
                 if v.parse::<u64>().is_err() {
-                    return Err(CmdError(format!(
-                        "--{name} expects a non-negative integer, got '{v}'"
-                    )));
+                    bail!("--{name} expects a non-negative integer, got '{v}'");
                 }
             }
             flags.insert(f.name, v);
@@ -326,7 +322,7 @@ fn parse_args(c: &Command, text: &str) -> R<Args> {
     }
     // data commands share one --format; others (print) read theirs
     if let Some(f) = flags.get("format").cloned().flatten().filter(|_| sig.data) {
-        format = Format::parse(&f)?;
+        format = Format::parse(&f).map_err(anyhow::Error::msg)?;
     }
     let rest = pos.join(" ");
     c.check_args(&pos, &rest, &|f| flags.contains_key(f))?;
@@ -349,7 +345,7 @@ pub fn dispatch(s: &mut Session, line: &str) -> R<Flow> {
         None => (line, ""),
     };
     let c = find(name).ok_or_else(|| {
-        CmdError(match suggest(name) {
+        anyhow!(match suggest(name) {
             Some(s) => format!("unknown command '{name}'; did you mean '{s}'? (try 'help')"),
             None => format!("unknown command '{name}' (try 'help')"),
         })
@@ -373,7 +369,7 @@ pub fn dispatch(s: &mut Session, line: &str) -> R<Flow> {
         let mut bytes = text.into_bytes();
         bytes.push(b'\n');
         let path = crate::files::expand_home(path);
-        proto::write_atomic(Path::new(&path), &bytes).map_err(|e| CmdError(e.to_string()))?;
+        proto::write_atomic(Path::new(&path), &bytes)?;
     }
     flow
 }
@@ -385,10 +381,10 @@ pub(super) fn table_colors(a: &Args) -> bool {
 }
 
 /// An error about the arguments of the command `name`, with its usage.
-pub(super) fn usage_error(name: &str, what: &str) -> CmdError {
+pub(super) fn usage_error(name: &str, what: &str) -> anyhow::Error {
     match find(name) {
         Some(c) => c.arg_error(what),
-        None => CmdError(format!("{name}: {what}")),
+        None => anyhow!("{name}: {what}"),
     }
 }
 
@@ -433,11 +429,11 @@ pub(super) fn looks_like_text(path: &Path) -> std::io::Result<bool> {
 fn text_size_ok(m: &proto::ModelProto, hint: &str) -> R<()> {
     let bytes = text::inline_tensor_bytes(m);
     if bytes > text::MAX_INLINE_TEXT_BYTES {
-        return Err(CmdError(format!(
+        bail!(
             "the model holds {} MiB of tensor values, too many to write as text (limit {} MiB); {hint}",
             bytes >> 20,
             text::MAX_INLINE_TEXT_BYTES >> 20
-        )));
+        );
     }
     Ok(())
 }
@@ -494,7 +490,7 @@ fn parse_expr(text: &str) -> R<Expr> {
                 format!("\n{}", text::caret_excerpt(t, col))
             })
             .unwrap_or_default();
-        CmdError(format!("{e}{caret}"))
+        anyhow!("{e}{caret}")
     })
 }
 
@@ -542,7 +538,7 @@ fn resolved_json(v: &Option<Vec<Option<i64>>>, dims: Option<&[Dim]>) -> Json {
 /// inference sees them), and whether an initializer gives a default.
 fn declared_inputs(s: &Session) -> R<Vec<(String, Option<TypeInfo>, bool)>> {
     let m = s.model()?;
-    let g = m.graph.as_ref().ok_or("the model has no graph")?;
+    let g = m.graph.as_ref().context("the model has no graph")?;
     let inits: std::collections::HashSet<&str> = g.initializer.iter().map(|t| t.name()).collect();
     Ok(g.input
         .iter()
@@ -564,7 +560,7 @@ fn eval_tensor(s: &mut Session, text: &str) -> R<Value> {
         tensor_expr::eval(text, &mut env)
     };
     s.rng = rng;
-    res.map_err(CmdError)
+    res.map_err(anyhow::Error::msg)
 }
 
 /// How many input names an error lists.
@@ -598,24 +594,24 @@ fn not_an_input(name: &str, decl: &[(String, Option<TypeInfo>, bool)]) -> String
 fn declared_map(name: &str, m: crate::tensor::Map, ty: Option<&TypeInfo>) -> R<crate::tensor::Map> {
     let Some(ty) = ty else { return Ok(m) };
     let TypeInfo::Map(key, value) = ty else {
-        return Err(CmdError(format!(
+        bail!(
             "input '{name}' is not a map (declared {}), got a map",
             ty.display()
-        )));
+        );
     };
     if (*key == DataType::String) != (m.key_type() == DataType::String) {
-        return Err(CmdError(format!(
+        bail!(
             "input '{name}' is declared with {key} keys, got {} keys",
             m.key_type()
-        )));
+        );
     }
     match value.elem() {
         Some(want) if want != DataType::Undefined && want != m.value_type() => {
             let values = m
                 .values()
                 .convert_exact(want)
-                .map_err(|e| CmdError(format!("input '{name}' has {want} values: {e}")))?;
-            crate::tensor::Map::new(m.keys().clone(), values).map_err(|e| CmdError(e.0))
+                .with_context(|| format!("input '{name}' has {want} values"))?;
+            Ok(crate::tensor::Map::new(m.keys().clone(), values)?)
         }
         _ => Ok(m),
     }
@@ -625,14 +621,14 @@ fn declared_map(name: &str, m: crate::tensor::Map, ty: Option<&TypeInfo>) -> R<c
 pub(super) fn set_input(s: &mut Session, name: &str, expr: &str) -> R<()> {
     let decl = declared_inputs(s)?;
     let Some((_, ty, _)) = decl.iter().find(|(n, _, _)| n == name) else {
-        return Err(CmdError(not_an_input(name, &decl)));
+        bail!(not_an_input(name, &decl));
     };
-    let v = eval_tensor(s, expr).map_err(|e| CmdError(format!("input '{name}': {e}")))?;
+    let v = eval_tensor(s, expr).with_context(|| format!("input '{name}'"))?;
     let v = match (v, ty.as_ref().and_then(|t| t.elem())) {
         (Value::Tensor(t), Some(want)) if want != DataType::Undefined && t.dtype() != want => {
             Value::Tensor(
                 t.convert_exact(want)
-                    .map_err(|e| CmdError(format!("input '{name}' is declared {want}: {e}")))?,
+                    .with_context(|| format!("input '{name}' is declared {want}"))?,
             )
         }
         (Value::Map(m), _) => Value::Map(declared_map(name, m, ty.as_ref())?),
@@ -640,12 +636,12 @@ pub(super) fn set_input(s: &mut Session, name: &str, expr: &str) -> R<()> {
     };
     if let (Value::Tensor(t), Some(shape)) = (&v, ty.as_ref().and_then(|t| t.shape())) {
         if t.rank() != shape.len() {
-            return Err(CmdError(format!(
+            bail!(
                 "input '{name}' is declared with rank {} ({}), got shape {}",
                 shape.len(),
                 shape_text(Some(shape)),
                 tuple(t.shape())
-            )));
+            );
         }
     }
     s.inputs.insert(name.to_string(), v);
@@ -672,7 +668,7 @@ pub(super) fn bind_from_inputs(s: &mut Session) -> R<()> {
         .filter(|(k, _)| !s.auto_bound.contains(*k))
         .map(|(k, v)| (k.clone(), *v))
         .collect();
-    let found = shape::bind_symbols(&given, &fixed).map_err(CmdError)?;
+    let found = shape::bind_symbols(&given, &fixed).map_err(anyhow::Error::msg)?;
     for (sym, v) in found {
         if !fixed.contains_key(&sym) {
             s.bindings.insert(sym.clone(), v);
@@ -687,13 +683,14 @@ pub(super) fn plan(s: &mut Session) -> R<Arc<Plan>> {
         return Ok(p.clone());
     }
     let m = s.model()?;
-    let p = Arc::new(Plan::new(m).map_err(|e| CmdError(e.to_string()))?);
+    // a PlanError's text already holds its source's: the text only
+    let p = Arc::new(Plan::new(m).map_err(|e| anyhow!("{e}"))?);
     s.plan = Some(p.clone());
     Ok(p)
 }
 
 fn assignments(s: &mut Session, a: &Args) -> R<()> {
-    for (name, expr) in tensor_expr::parse_assignments(&a.rest).map_err(CmdError)? {
+    for (name, expr) in tensor_expr::parse_assignments(&a.rest).map_err(anyhow::Error::msg)? {
         set_input(s, &name, &expr)?;
     }
     Ok(())
@@ -707,11 +704,11 @@ pub(super) fn feed(s: &Session, p: &Plan) -> R<ValueMap> {
         .map(|d| quote_name(&d.name))
         .collect();
     if !missing.is_empty() {
-        return Err(CmdError(format!(
+        bail!(
             "input{} {} not set (use 'set NAME = TENSOR' or 'run NAME=TENSOR')",
             if missing.len() == 1 { "" } else { "s" },
             missing.join(", ")
-        )));
+        );
     }
     Ok(s.inputs.clone().into_iter().collect())
 }
@@ -734,7 +731,8 @@ pub(super) fn complete_run(
         // keep what the run got to: its log up to the failing node and the
         // values held then (a run refused before any node keeps nothing)
         if res.events.is_empty() && res.held.is_empty() {
-            return Err(CmdError(e.to_string()));
+            // a RunError's text already holds its source's: the text only
+            bail!("{e}");
         }
         let kept = if res.events.is_empty() {
             "the values held then are kept ('print NAME')"
@@ -742,7 +740,7 @@ pub(super) fn complete_run(
             "its event log up to the failure and the values held then are kept ('events', 'print NAME')"
         };
         s.last_run = Some(res);
-        return Err(CmdError(format!("{}\n  the run stopped there; {kept}", e)));
+        bail!("{}\n  the run stopped there; {kept}", e);
     }
     let o = print_options(s, false);
     let mut text = Vec::new();
@@ -819,11 +817,9 @@ fn last_events(s: &Session) -> R<&[crate::runtime::Event]> {
     let r = s
         .last_run
         .as_ref()
-        .ok_or_else(|| CmdError("no run yet: 'run' the model first".into()))?;
+        .ok_or_else(|| anyhow!("no run yet: 'run' the model first"))?;
     if r.events.is_empty() {
-        return Err(CmdError(
-            "the last run kept no event log (config events on, then run again)".into(),
-        ));
+        bail!("the last run kept no event log (config events on, then run again)");
     }
     Ok(&r.events)
 }
@@ -842,5 +838,5 @@ fn node_json(n: &crate::runtime::EventNode) -> serde_json::Value {
 fn last_run(s: &Session) -> R<&crate::runtime::RunResult> {
     s.last_run
         .as_ref()
-        .ok_or_else(|| CmdError("no run yet: use 'run' first".into()))
+        .ok_or_else(|| anyhow!("no run yet: use 'run' first"))
 }

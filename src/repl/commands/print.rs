@@ -90,9 +90,9 @@ fn export_maps(name: &str, maps: &[crate::tensor::Map], seq: bool, format: &str)
                 return Ok(Vec::new());
             };
             if let Some(i) = maps.iter().position(|m| m.keys() != first.keys()) {
-                return Err(CmdError(format!(
+                bail!(
                     "'{name}': map {i} has other keys than map 0, so the maps do not share CSV columns (use --format json)"
-                )));
+                );
             }
             let rows: Vec<Vec<String>> = std::iter::once(texts(first.keys()))
                 .chain(maps.iter().map(|m| texts(m.values())))
@@ -101,9 +101,9 @@ fn export_maps(name: &str, maps: &[crate::tensor::Map], seq: bool, format: &str)
             text.push('\n');
             Ok(text.into_bytes())
         }
-        other => Err(CmdError(format!(
+        other => Err(anyhow!(
             "'{name}' is a map: print exports it as text, json or csv, not {other}"
-        ))),
+        )),
     }
 }
 
@@ -139,23 +139,22 @@ fn export_tensor(name: &str, t: &crate::tensor::Tensor, format: &str) -> R<Vec<u
             }
             Ok(text.into_bytes())
         }
-        "npy" => crate::tensor::write_npy(t).map_err(|e| CmdError(format!("'{name}': {e}"))),
-        other => Err(CmdError(format!(
+        "npy" => crate::tensor::write_npy(t).with_context(|| format!("'{name}'")),
+        other => Err(anyhow!(
             "unknown format '{other}' for print (text, json, csv or npy)"
-        ))),
+        )),
     }
 }
 
 pub(super) fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
     let arg = a.rest.trim();
-    let bad_index =
-        |e: crate::repl::slice::SliceError| CmdError(format!("bad index: {}", e.render(arg)));
+    let bad_index = |e: crate::repl::slice::SliceError| anyhow!("bad index: {}", e.render(arg));
     let (name_text, index_at) = crate::repl::slice::split(arg).map_err(bad_index)?;
     let index = match index_at {
         Some(at) => Some((crate::repl::slice::parse(arg, at).map_err(bad_index)?, at)),
         None => None,
     };
-    let name = unquote_name(name_text).map_err(CmdError)?;
+    let name = unquote_name(name_text).map_err(anyhow::Error::msg)?;
     let found = crate::repl::debugger::paused_value(s, &name).or_else(|| {
         s.last_run
             .as_ref()
@@ -182,12 +181,7 @@ pub(super) fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
                 Value::Optional(Some(inner)) => inner.as_tensor(),
                 other => other.as_tensor(),
             }
-            .ok_or_else(|| {
-                CmdError(format!(
-                    "'{name}' is {}: only tensors can be indexed",
-                    v.describe()
-                ))
-            })?;
+            .ok_or_else(|| anyhow!("'{name}' is {}: only tensors can be indexed", v.describe()))?;
             let part = crate::repl::slice::apply(t, idx).map_err(bad_index)?;
             let label = format!("{}{}", quote_name(&name), &arg[*at..]);
             (Some(Value::Tensor(part)), label)
@@ -217,9 +211,9 @@ pub(super) fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
                         other => other.as_tensor(),
                     }
                     .ok_or_else(|| {
-                        CmdError(format!(
+                        anyhow!(
                             "'{name}' is not a tensor or a map: --format {format} exports those"
-                        ))
+                        )
                     })?;
                     export_tensor(&name, t, format)?
                 }
@@ -227,13 +221,12 @@ pub(super) fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
             match a.value("out") {
                 Some(path) => {
                     let path = crate::files::expand_home(path);
-                    proto::write_atomic(Path::new(&path), &bytes)
-                        .map_err(|e| CmdError(e.to_string()))?;
+                    proto::write_atomic(Path::new(&path), &bytes)?;
                     s.out_written = true;
                     s.status(format!("wrote '{name}' ({} bytes) to {path}", bytes.len()));
                 }
                 None if format == "npy" => {
-                    return Err("--format npy writes binary: give --out FILE".into())
+                    bail!("--format npy writes binary: give --out FILE")
                 }
                 None => s.say(String::from_utf8_lossy(&bytes).trim_end()),
             }
@@ -245,7 +238,7 @@ pub(super) fn cmd_print(s: &mut Session, a: &Args) -> R<Flow> {
                     .iter()
                     .any(|e| e.action == EventAction::Remove && e.name == name)
             });
-            Err(CmdError(if released {
+            Err(anyhow!(if released {
                 format!(
                     "'{name}' was released during the last run (run with --no-release to keep it)"
                 )
@@ -278,23 +271,16 @@ fn print_stats(s: &mut Session, name: &str, v: &Value, format: &str) -> R<Flow> 
         Value::Optional(Some(inner)) => inner.as_tensor(),
         other => other.as_tensor(),
     }
-    .ok_or_else(|| {
-        CmdError(format!(
-            "'{name}' is {}: --stats needs a tensor",
-            v.describe()
-        ))
-    })?;
+    .ok_or_else(|| anyhow!("'{name}' is {}: --stats needs a tensor", v.describe()))?;
     let st = t
         .stats()
-        .ok_or_else(|| CmdError(format!("'{name}' holds strings: --stats needs numbers")))?;
+        .ok_or_else(|| anyhow!("'{name}' holds strings: --stats needs numbers"))?;
     let f = match format {
         "text" => Format::Table,
         "json" => Format::Json,
         "csv" => Format::Csv,
         other => {
-            return Err(CmdError(format!(
-                "--stats prints as text, json or csv, not {other}"
-            )))
+            bail!("--stats prints as text, json or csv, not {other}")
         }
     };
     let row = StatsLine {

@@ -5,11 +5,10 @@ pub(super) fn cmd_save(s: &mut Session, a: &Args) -> R<Flow> {
     let m = s.model()?;
     let path = Path::new(&p);
     let threshold = match a.value("external-threshold") {
-        Some(v) => Some(v.parse::<usize>().map_err(|_| {
-            CmdError(format!(
-                "--external-threshold expects a byte count, got '{v}'"
-            ))
-        })?),
+        Some(v) => Some(
+            v.parse::<usize>()
+                .map_err(|_| anyhow!("--external-threshold expects a byte count, got '{v}'"))?,
+        ),
         None => None,
     };
     if p.ends_with(".onnx") {
@@ -17,15 +16,14 @@ pub(super) fn cmd_save(s: &mut Session, a: &Args) -> R<Flow> {
             threshold,
             file_name: None,
         };
-        proto::save_model(m, path, &opts).map_err(|e| CmdError(e.to_string()))?;
+        proto::save_model(m, path, &opts)?;
     } else {
         // text: large tensors may go to PATH.data, referenced by location
         let external;
         let (m, pending) = match threshold {
             Some(th) => {
                 let mut c = m.clone(); // tensor bytes are shared, not copied
-                let pending = proto::externalize(&mut c, path, th, None)
-                    .map_err(|e| CmdError(e.to_string()))?;
+                let pending = proto::externalize(&mut c, path, th, None)?;
                 external = c;
                 (&external, pending)
             }
@@ -39,8 +37,7 @@ pub(super) fn cmd_save(s: &mut Session, a: &Args) -> R<Flow> {
         if !t.ends_with('\n') {
             t.push('\n');
         }
-        proto::write_model_files(path, t.as_bytes(), pending)
-            .map_err(|e| CmdError(e.to_string()))?;
+        proto::write_model_files(path, t.as_bytes(), pending)?;
     }
     s.status(format!("saved {p}"));
     Ok(Flow::Continue)

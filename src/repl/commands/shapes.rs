@@ -26,7 +26,7 @@ impl Row for ShapeLine {
 
 pub(super) fn cmd_shapes(s: &mut Session, a: &Args) -> R<Flow> {
     ensure_report(s)?;
-    let r = s.report.as_ref().ok_or("no inference report")?;
+    let r = s.report.as_ref().context("no inference report")?;
     let extended = r.extend_bindings(&s.bindings);
     let rows: Vec<ShapeLine> = r
         .values

@@ -2,7 +2,8 @@
 //! line, the argument checks, `help COMMAND` and completion are all derived
 //! from it (nushell's model), so a command declares its arguments once.
 
-use super::{CmdError, Command, R};
+use super::{Command, R};
+use anyhow::{anyhow, bail};
 
 /// What an argument (a positional or a flag's value) is; completion and
 /// validation follow from it.
@@ -209,8 +210,8 @@ impl Command {
     }
 
     /// An error about this command's arguments, with its usage.
-    pub fn arg_error(&self, what: &str) -> CmdError {
-        CmdError(format!("{}: {what} (usage: {})", self.name, self.usage()))
+    pub fn arg_error(&self, what: &str) -> anyhow::Error {
+        anyhow!("{}: {what} (usage: {})", self.name, self.usage())
     }
 
     /// Checks the positionals (`pos`: the words left after the flags, or
@@ -221,10 +222,12 @@ impl Command {
         for g in sig.exclusive {
             let given: Vec<&&str> = g.iter().filter(|n| has(n)).collect();
             if given.len() > 1 {
-                return Err(CmdError(format!(
+                bail!(
                     "{}: --{} and --{} exclude each other",
-                    self.name, given[0], given[1]
-                )));
+                    self.name,
+                    given[0],
+                    given[1]
+                );
             }
         }
         if let Some(i) = sig.instead.filter(|i| has(i)) {
@@ -240,12 +243,12 @@ impl Command {
         }
         if sig.positionals.is_empty() {
             if !text.trim().is_empty() {
-                return Err(CmdError(format!(
+                bail!(
                     "{} takes no arguments, got '{}' (usage: {})",
                     self.name,
                     text.trim(),
                     self.usage()
-                )));
+                );
             }
             return Ok(());
         }
@@ -401,7 +404,7 @@ mod tests {
             if !unbounded {
                 let words = vec!["w"; c.sig.positionals.len() + 1].join(" ");
                 let e = s.execute(&format!("{} {words}", c.name)).err();
-                let e = e.map(|e| e.0).unwrap_or_default();
+                let e = e.map(|e| format!("{e:#}")).unwrap_or_default();
                 assert!(e.contains(&u), "{} {words}: {e}", c.name);
             }
             let required = c
@@ -410,7 +413,11 @@ mod tests {
                 .iter()
                 .find(|p| matches!(p.arity, Arity::Required | Arity::OneOrMore));
             if let Some(p) = required {
-                let e = s.execute(c.name).err().map(|e| e.0).unwrap_or_default();
+                let e = s
+                    .execute(c.name)
+                    .err()
+                    .map(|e| format!("{e:#}"))
+                    .unwrap_or_default();
                 assert_eq!(e, format!("{}: missing {} {u}", c.name, p.name));
             }
         }
@@ -419,7 +426,12 @@ mod tests {
     #[test]
     fn kinds_are_checked_before_the_handler_runs() {
         let mut s = Session::new();
-        let mut err = |line: &str| s.execute(line).err().map(|e| e.0).unwrap_or_default();
+        let mut err = |line: &str| {
+            s.execute(line)
+                .err()
+                .map(|e| format!("{e:#}"))
+                .unwrap_or_default()
+        };
         assert_eq!(
             err("step 0"),
             "step: expected a count of nodes (1 or more), got '0' (usage: step [N])"

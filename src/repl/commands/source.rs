@@ -3,9 +3,7 @@ use super::*;
 pub(super) fn cmd_source(s: &mut Session, a: &Args) -> R<Flow> {
     let p = path_arg(a, 0);
     if s.source_depth >= 16 {
-        return Err(CmdError(format!(
-            "{p}: 'source' nested more than 16 deep (does a script source itself?)"
-        )));
+        bail!("{p}: 'source' nested more than 16 deep (does a script source itself?)");
     }
     let text = crate::repl::read_script(Path::new(&p))?;
     let saved = std::mem::take(&mut s.out);
@@ -43,7 +41,7 @@ pub(super) fn cmd_source(s: &mut Session, a: &Args) -> R<Flow> {
             // the message names the sourced file's line; the caller adds
             // where it was sourced from
             s.error_located = true;
-            Err(CmdError(msg))
+            Err(anyhow!(msg))
         }
         crate::repl::ScriptEnd::Quit => Ok(Flow::Quit),
         crate::repl::ScriptEnd::Done => Ok(Flow::Continue),
