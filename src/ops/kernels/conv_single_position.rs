@@ -89,9 +89,26 @@ pub fn conv_with(
     post: Option<&Epilogue>,
     res: Option<&[f32]>,
 ) -> Vec<f32> {
-    let (n, c, m) = (d.n, d.c, d.m);
+    let (n, m) = (d.n, d.m);
+    let mut y = row_products(x, w, bias, (n, d.c, m));
+    if let Some(p) = post {
+        p.apply_all_f32(m, 1, &mut y, res);
+    }
+    y
+}
+
+/// `Y[i, o] = B[o] + W[o, :] . X[i, :]` for `n` rows of X and `m` rows of
+/// W, all `c` long (row-major, Y n x m): a product of few rows by a
+/// transposed matrix, as Gemm with transB of one image (resnet50's
+/// 2048 -> 1000 classifier) is. W is read once for every [`IMAGES`] rows.
+pub fn row_products(
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    (n, c, m): (usize, usize, usize),
+) -> Vec<f32> {
     assert!(
-        x.len() >= n * c && w.len() >= m * c,
+        x.len() >= n * c && w.len() >= m * c && bias.is_none_or(|b| b.len() >= m),
         "conv_single_position: short operands"
     );
     // channel-major first, so that parallel tasks own whole rows
@@ -106,14 +123,14 @@ pub fn conv_with(
             channels(x, w, bias, c, n, 0, &mut t);
         }
     }
+    if n == 1 {
+        return t;
+    }
     let mut y = vec![0f32; n * m];
     for (o, row) in t.chunks_exact(n.max(1)).enumerate().take(m) {
         for (i, &v) in row.iter().enumerate() {
             y[i * m + o] = v;
         }
-    }
-    if let Some(p) = post {
-        p.apply_all_f32(m, 1, &mut y, res);
     }
     y
 }

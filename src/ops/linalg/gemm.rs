@@ -62,6 +62,11 @@ fn gemm_f32(
         bail!("Gemm inner dimensions differ ({k} vs {k2})");
     }
     crate::tensor::budget::check(&[m, n], 8)?;
+    if let (Some(xd), Some(yd)) = (x.as_slice(), y.as_slice()) {
+        if !ta && tb && m <= ROWS_AS_DOTS && m > 0 {
+            return few_rows(xd, yd, c, (m, k, n), alpha, beta);
+        }
+    }
     let mut out = ndarray::Array2::<f32>::zeros((m, n));
     let mut beta_eff = 0.0;
     if let Some(c) = c {
@@ -99,6 +104,46 @@ fn gemm_f32(
                 beta_eff,
                 out.as_mut_ptr(),
             )
+        }
+    }
+    Ok(out.into_dyn())
+}
+
+/// Rows of A up to which a Gemm with transB (B's rows are the output
+/// columns' weights) runs as dot products reading B in place instead of a
+/// GEMM that packs all of B for them: resnet50's 2048 -> 1000 classifier
+/// of one image packed 8 MB each run.
+const ROWS_AS_DOTS: usize = 4;
+
+/// `alpha * A · Bᵀ + beta * C` for contiguous A (m x k) and B (n x k).
+fn few_rows(
+    a: &[f32],
+    b: &[f32],
+    c: Option<&ArrayD<f32>>,
+    (m, k, n): (usize, usize, usize),
+    alpha: f32,
+    beta: f32,
+) -> Result<ArrayD<f32>, KernelError> {
+    let mut out = ndarray::Array2::from_shape_vec(
+        (m, n),
+        crate::ops::kernels::conv_single_position::row_products(a, b, None, (m, k, n)),
+    )?;
+    if alpha != 1.0 {
+        out.mapv_inplace(|v| v * alpha);
+    }
+    if let Some(c) = c {
+        let cb = c.broadcast(ndarray::IxDyn(&[m, n])).ok_or_else(|| {
+            KernelError::new(format!(
+                "C of shape {:?} does not broadcast to [{m}, {n}]",
+                c.shape()
+            ))
+        })?;
+        let cb = cb.into_dimensionality::<ndarray::Ix2>()?;
+        // beta 0 ignores C (NaN included), as the GEMM path does
+        if beta != 0.0 {
+            ndarray::Zip::from(&mut out)
+                .and(&cb)
+                .for_each(|o, &cv| *o += beta * cv);
         }
     }
     Ok(out.into_dyn())
@@ -205,6 +250,32 @@ mod tests {
         }
         let want = 0.5 * want + 2.0 * c[[69]] as f64;
         assert!((g1[[149, 69]] as f64 - want).abs() < 1e-3);
+    }
+
+    #[test]
+    fn few_rows_by_a_transposed_b_match_the_gemm_path() {
+        // 1..=4 rows take the dot products, 5 the GEMM; B's transpose as
+        // a contiguous k x n matrix always takes the GEMM
+        for m in 1..=5 {
+            let (a, b, c) = (arr(&[m, 300], 6), arr(&[70, 300], 7), arr(&[m, 1], 8));
+            let bt = b.t().as_standard_layout().into_owned().into_dyn();
+            for (alpha, beta) in [(1.0, 1.0), (0.5, -2.0)] {
+                let dots = gemm_f32(&a, &b, Some(&c), (false, true, alpha, beta)).unwrap();
+                let gemm = gemm_f32(&a, &bt, Some(&c), (false, false, alpha, beta)).unwrap();
+                assert_eq!(dots.shape(), [m, 70]);
+                for (d, g) in dots.iter().zip(&gemm) {
+                    assert!(
+                        (d - g).abs() <= 1e-4 * g.abs().max(1.0),
+                        "m {m}: {d} vs {g}"
+                    );
+                }
+            }
+        }
+        // beta 0 ignores C, NaN included
+        let a = arr(&[2, 16], 1);
+        let c = ndarray::ArrayD::from_elem(vec![2, 3], f32::NAN);
+        let y = gemm_f32(&a, &arr(&[3, 16], 2), Some(&c), (false, true, 1.0, 0.0)).unwrap();
+        assert!(y.iter().all(|v| v.is_finite()));
     }
 
     #[test]
