@@ -972,7 +972,10 @@ impl Plan {
                 )
                 .map_err(KernelError::new)?;
             }
-            if super::limits::interrupted() {
+            // with a debugger the hook takes a Ctrl-C (as a pause, at the
+            // next step should it come after the hook's look): failing here
+            // instead raced it (seen once on a loaded CI machine)
+            if opts.debug.is_none() && super::limits::interrupted() {
                 return Err(KernelError::new(format!(
                     "interrupted (Ctrl-C) before node {} ({})",
                     step.index, step.op_type
