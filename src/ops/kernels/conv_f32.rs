@@ -957,30 +957,19 @@ mod blocked {
         let halvings =
             |n: usize| std::iter::successors(Some(n), |&v| (v > 1).then(|| ceil_div(v, 2)));
         let cols = ppanels * NR;
-        let mut best: Option<(bool, usize, usize, usize, usize)> = None;
-        for mt in halvings(mpanels) {
-            for pt in halvings(ppanels.min(PT)) {
+        halvings(mpanels)
+            .flat_map(|mt| halvings(ppanels.min(PT)).map(move |pt| (mt, pt)))
+            // enough tasks first; then the least traffic; then fewer tasks
+            .min_by_key(|&(mt, pt)| {
                 let (mtasks, ptasks) = (ceil_div(mpanels, mt), ceil_div(ppanels, pt));
                 let tasks = jobs * mtasks * ptasks;
-                let cost = 2 * mtasks * cols + ptasks * rows;
-                // enough tasks first; then the least traffic; then fewer tasks
-                let key = (
-                    tasks < target,
-                    if tasks < target {
-                        usize::MAX - tasks
-                    } else {
-                        cost
-                    },
-                    tasks,
-                    mt,
-                    pt,
-                );
-                if best.is_none_or(|b| (key.0, key.1, key.2) < (b.0, b.1, b.2)) {
-                    best = Some(key);
+                if tasks >= target {
+                    (false, 2 * mtasks * cols + ptasks * rows, tasks)
+                } else {
+                    (true, usize::MAX - tasks, tasks)
                 }
-            }
-        }
-        best.map_or((mpanels, ppanels.min(PT)), |b| (b.3, b.4))
+            })
+            .unwrap_or((mpanels, ppanels.min(PT)))
     }
 
     #[cfg(test)]

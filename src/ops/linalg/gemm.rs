@@ -36,6 +36,17 @@ pub fn shape(cx: &mut InferCtx) -> Result<(), ShapeError> {
     Ok(())
 }
 
+/// C broadcast to the m x n output.
+fn c_as<T>(c: &ArrayD<T>, m: usize, n: usize) -> Result<ndarray::ArrayView2<'_, T>, KernelError> {
+    let cb = c.broadcast(ndarray::IxDyn(&[m, n])).ok_or_else(|| {
+        KernelError::new(format!(
+            "C of shape {:?} does not broadcast to [{m}, {n}]",
+            c.shape()
+        ))
+    })?;
+    Ok(cb.into_dimensionality::<ndarray::Ix2>()?)
+}
+
 /// f32 Gemm straight on the operands' strides (a transposed operand is not
 /// copied): `alpha * op(A) · op(B) + beta * C`.
 fn gemm_f32(
@@ -70,13 +81,7 @@ fn gemm_f32(
     let mut out = ndarray::Array2::<f32>::zeros((m, n));
     let mut beta_eff = 0.0;
     if let Some(c) = c {
-        let cb = c.broadcast(ndarray::IxDyn(&[m, n])).ok_or_else(|| {
-            KernelError::new(format!(
-                "C of shape {:?} does not broadcast to [{m}, {n}]",
-                c.shape()
-            ))
-        })?;
-        out.assign(&cb.into_dimensionality::<ndarray::Ix2>()?);
+        out.assign(&c_as(c, m, n)?);
         beta_eff = beta;
     }
     if m > 0 && n > 0 {
@@ -132,13 +137,7 @@ fn few_rows(
         out.mapv_inplace(|v| v * alpha);
     }
     if let Some(c) = c {
-        let cb = c.broadcast(ndarray::IxDyn(&[m, n])).ok_or_else(|| {
-            KernelError::new(format!(
-                "C of shape {:?} does not broadcast to [{m}, {n}]",
-                c.shape()
-            ))
-        })?;
-        let cb = cb.into_dimensionality::<ndarray::Ix2>()?;
+        let cb = c_as(c, m, n)?;
         // beta 0 ignores C (NaN included), as the GEMM path does
         if beta != 0.0 {
             ndarray::Zip::from(&mut out)
@@ -189,12 +188,7 @@ fn gemm_typed<T: Gemm>(
     let mut res = ArrayD::from_shape_vec(ndarray::IxDyn(&[m, n]), out)?;
     if let Some(c) = c {
         let cv: &ArrayD<T> = crate::ops::kernels::typed(c, "C")?;
-        let cb = cv.broadcast(ndarray::IxDyn(&[m, n])).ok_or_else(|| {
-            KernelError::new(format!(
-                "C of shape {:?} does not broadcast to [{m}, {n}]",
-                cv.shape()
-            ))
-        })?;
+        let cb = c_as(cv, m, n)?.into_dyn();
         let be = T::from_f64(beta as f64);
         ndarray::Zip::from(&mut res).and(&cb).for_each(|o, &cval| {
             *o = o.add(if beta == 1.0 { cval } else { cval.mul(be) });
